@@ -1,0 +1,122 @@
+// Package storage defines the revisioned key-value store the API server keeps
+// its objects in. Every write gets the next global revision, which the API
+// server exposes as the object's resourceVersion; watches replay the revision
+// log from a given revision, and old revisions are compacted away.
+package storage
+
+import (
+	"context"
+	"errors"
+)
+
+// Errors returned by every Backend. Callers test them with errors.Is.
+var (
+	ErrNotFound  = errors.New("storage: key not found")
+	ErrExists    = errors.New("storage: key already exists")
+	ErrConflict  = errors.New("storage: revision conflict")
+	ErrCompacted = errors.New("storage: requested revision has been compacted")
+	ErrFuture    = errors.New("storage: requested revision is in the future")
+	ErrClosed    = errors.New("storage: backend closed")
+)
+
+// KeyValue is one stored object: its bytes and the revisions of its creation
+// and of its last modification.
+type KeyValue struct {
+	Key            string
+	Value          []byte
+	CreateRevision int64
+	ModRevision    int64
+}
+
+// EventType says what happened to a key.
+type EventType int
+
+const (
+	// EventCreated: the key did not exist before this revision.
+	EventCreated EventType = iota
+	// EventUpdated: the key existed and got a new value.
+	EventUpdated
+	// EventDeleted: the key was removed; KV holds the last value with
+	// ModRevision set to the revision of the delete.
+	EventDeleted
+)
+
+func (t EventType) String() string {
+	switch t {
+	case EventCreated:
+		return "CREATED"
+	case EventUpdated:
+		return "UPDATED"
+	case EventDeleted:
+		return "DELETED"
+	}
+	return "UNKNOWN"
+}
+
+// Event is one entry of the revision log.
+type Event struct {
+	Type EventType
+	KV   KeyValue
+	// PrevKV is the value before this event (nil on create). Watchers with
+	// selectors need it to tell "stopped matching" from "never matched".
+	PrevKV *KeyValue
+}
+
+// ListOptions narrows a List.
+type ListOptions struct {
+	// Revision, when non-zero, asks for the state as of that revision. A
+	// backend may serve only revisions it still has history for and returns
+	// ErrCompacted otherwise, ErrFuture beyond its current revision.
+	Revision int64
+	// Limit caps the number of items; 0 means no limit.
+	Limit int64
+	// After lists only keys strictly greater than this one (pagination).
+	After string
+}
+
+// ListResult is one page of a List.
+type ListResult struct {
+	Items []KeyValue
+	// Revision is the store revision the page was read at.
+	Revision int64
+	// More is true when keys beyond the last item remain.
+	More bool
+	// Remaining counts the keys left after this page, when known (-1 if not).
+	Remaining int64
+}
+
+// Backend is a revisioned key-value store. Keys are '/'-separated paths;
+// listing and watching take a prefix. All writes are durable when they
+// return (unless the backend documents otherwise, like the test-only memory
+// backend).
+type Backend interface {
+	// Get returns the current value of key, or ErrNotFound.
+	Get(ctx context.Context, key string) (KeyValue, error)
+	// List returns the keys under prefix in key order.
+	List(ctx context.Context, prefix string, opts ListOptions) (ListResult, error)
+	// Create stores value under a new key and returns the new revision;
+	// ErrExists if the key is present.
+	Create(ctx context.Context, key string, value []byte) (int64, error)
+	// Update replaces the value if the key's ModRevision equals expectedRev
+	// (0 means unconditionally) and returns the new revision; ErrNotFound or
+	// ErrConflict otherwise.
+	Update(ctx context.Context, key string, value []byte, expectedRev int64) (int64, error)
+	// Delete removes the key if its ModRevision equals expectedRev (0 means
+	// unconditionally) and returns the revision of the delete and the last
+	// value.
+	Delete(ctx context.Context, key string, expectedRev int64) (int64, KeyValue, error)
+	// Watch streams, in revision order, every event under prefix with a
+	// revision greater than fromRev (fromRev 0 means "from now"). It returns
+	// ErrCompacted if history older than fromRev+1 is gone. The channel is
+	// closed when ctx ends or when the watcher falls too far behind; the
+	// caller then re-lists or resumes from its last revision.
+	Watch(ctx context.Context, prefix string, fromRev int64) (<-chan []Event, error)
+	// CurrentRevision is the revision of the latest write.
+	CurrentRevision() int64
+	// CompactRevision is the oldest revision a Watch can still start after.
+	CompactRevision() int64
+	// Compact drops history up to and including rev.
+	Compact(ctx context.Context, rev int64) error
+	// Close releases the backend; pending watches are closed.
+	Close() error
+}
