@@ -1,0 +1,65 @@
+// Package controlplane assembles one batchlet control plane in a process:
+// credentials, the durable store, the API server on HTTPS, the controllers,
+// the scheduler and (optionally) an embedded node agent. `batchlet server`
+// and `batchlet run` are thin wrappers around it.
+package controlplane
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+)
+
+// Options configures a control plane.
+type Options struct {
+	// DataDir holds the store, the credentials and the kubeconfig.
+	DataDir string
+	// BindAddress and Port are where the HTTPS API listens; Port 0 picks a
+	// free port.
+	BindAddress string
+	Port        int
+	// Runtime is the embedded agent's pod runtime: "process" or "sim".
+	Runtime string
+	// NoAgent disables the embedded node agent.
+	NoAgent bool
+	// NodeName of the embedded agent; the host name by default.
+	NodeName string
+	// InMemory keeps the store in memory (tests, throwaway runs).
+	InMemory bool
+	// Logger receives structured logs; a discard logger when nil.
+	Logger *slog.Logger
+}
+
+// DefaultDataDir is ~/.batchlet.
+func DefaultDataDir() string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ".batchlet"
+	}
+	return filepath.Join(home, ".batchlet")
+}
+
+func (o *Options) setDefaults() {
+	if o.DataDir == "" {
+		o.DataDir = DefaultDataDir()
+	}
+	if o.BindAddress == "" {
+		o.BindAddress = "127.0.0.1"
+	}
+	if o.Runtime == "" {
+		o.Runtime = "process"
+	}
+	if o.NodeName == "" {
+		h, err := os.Hostname()
+		if err != nil || h == "" {
+			h = "batchlet-node"
+		}
+		o.NodeName = h
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// KubeconfigPath is where the admin kubeconfig is written inside dataDir.
+func KubeconfigPath(dataDir string) string { return filepath.Join(dataDir, "kubeconfig") }
