@@ -1,0 +1,147 @@
+package gc
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+)
+
+// Controller is the garbage collector.
+type Controller struct {
+	client    metadata.Interface
+	factory   metadatainformer.SharedInformerFactory
+	resources []Resource
+	mapper    kindMapper
+	graph     *graph
+	clock     clock.Clock
+	log       *slog.Logger
+	metrics   *metrics
+	synced    []cache.InformerSynced
+
+	attemptToDelete workqueue.TypedRateLimitingInterface[types.UID]
+	attemptToOrphan workqueue.TypedRateLimitingInterface[types.UID]
+}
+
+// New builds a collector watching resources (DefaultResources when nil)
+// through informers of factory. Run starts the factory.
+func New(client metadata.Interface, factory metadatainformer.SharedInformerFactory, resources []Resource,
+	clk clock.Clock, logger *slog.Logger, reg prometheus.Registerer) (*Controller, error) {
+	if resources == nil {
+		resources = DefaultResources()
+	}
+	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	c := &Controller{
+		client: client, factory: factory, resources: resources, mapper: newKindMapper(resources),
+		clock: clk, log: logger.With("controller", "garbagecollector"), metrics: m,
+		attemptToDelete: newQueue("garbage_collector_attempt_to_delete"),
+		attemptToOrphan: newQueue("garbage_collector_attempt_to_orphan"),
+	}
+	c.graph = newGraph(c.mapper)
+	for _, r := range resources {
+		if err := c.watch(r); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func newQueue(name string) workqueue.TypedRateLimitingInterface[types.UID] {
+	rl := workqueue.NewTypedItemExponentialFailureRateLimiter[types.UID](5*time.Millisecond, 30*time.Second)
+	return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[types.UID]{Name: name})
+}
+
+// watch registers event handlers on the informer for r.
+func (c *Controller) watch(r Resource) error {
+	inf := c.factory.ForResource(r.GVR).Informer()
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.onUpsert(r, obj) },
+		UpdateFunc: func(_, obj any) { c.onUpsert(r, obj) },
+		DeleteFunc: c.onDelete,
+	})
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", r.GVR, err)
+	}
+	c.synced = append(c.synced, inf.HasSynced)
+	return nil
+}
+
+func (c *Controller) onUpsert(r Resource, obj any) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	c.schedule(c.graph.observe(r, m))
+}
+
+func (c *Controller) onDelete(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	c.schedule(c.graph.forget(m.GetUID()))
+}
+
+func (c *Controller) schedule(e enqueue) {
+	for _, uid := range e.attemptToDelete {
+		c.attemptToDelete.Add(uid)
+	}
+	for _, uid := range e.attemptToOrphan {
+		c.attemptToOrphan.Add(uid)
+	}
+}
+
+// Run starts the informers and workers and blocks until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	defer c.attemptToDelete.ShutDown()
+	defer c.attemptToOrphan.ShutDown()
+	c.factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		return fmt.Errorf("garbage collector: wait for caches: %w", ctx.Err())
+	}
+	c.log.Info("garbage collector synced", "resources", len(c.resources))
+	var wg sync.WaitGroup
+	for range max(workers, 1) {
+		wg.Go(func() { c.loop(ctx, c.attemptToDelete, c.processDelete) })
+		wg.Go(func() { c.loop(ctx, c.attemptToOrphan, c.processOrphan) })
+	}
+	<-ctx.Done()
+	c.attemptToDelete.ShutDown()
+	c.attemptToOrphan.ShutDown()
+	wg.Wait()
+	return nil
+}
+
+// loop runs one worker over q until the queue shuts down.
+func (c *Controller) loop(ctx context.Context, q workqueue.TypedRateLimitingInterface[types.UID], fn func(context.Context, types.UID) error) {
+	for {
+		uid, quit := q.Get()
+		if quit {
+			return
+		}
+		if err := fn(ctx, uid); err != nil {
+			c.metrics.errors.Inc()
+			c.log.Info("garbage collector retry", "uid", uid, "err", err)
+			q.AddRateLimited(uid)
+		} else {
+			q.Forget(uid)
+		}
+		q.Done(uid)
+	}
+}
