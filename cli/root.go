@@ -31,5 +31,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.AddCommand(newRunCommand(), newServerCommand(), newKubeconfigCommand())
 	return root
 }

@@ -1,0 +1,203 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/batchlet/batchlet/cli/runner"
+	"github.com/batchlet/batchlet/controlplane"
+)
+
+type runFlags struct {
+	server     string
+	kubeconfig string
+	dataDir    string
+	keep       bool
+	quiet      bool
+	timeout    time.Duration
+	output     string
+	namespace  string
+	runtime    string
+	embedded   bool
+}
+
+func newRunCommand() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run FILE|-",
+		Short: "Run a Job or JobSet manifest to completion and exit with its result",
+		Long: `Run submits a manifest (YAML or JSON; Jobs, JobSets and the ConfigMaps,
+Secrets and Services they use), streams pod logs, shows progress, prints a
+summary and exits 0 when every Job/JobSet completed, 1 when one failed,
+2 when the input was refused, 130 when interrupted.
+
+Without --server or --kubeconfig it starts an embedded control plane on a
+private temporary data dir and tears it down at the end.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			code, err := runManifest(cmd.Context(), f, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			if code != 0 {
+				return exitError(code)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.server, "server", "", "URL of a running batchlet server (uses its kubeconfig from --data-dir or KUBECONFIG)")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "submit to the cluster of this kubeconfig instead of an embedded control plane")
+	fl.StringVar(&f.dataDir, "data-dir", "", "data dir of the embedded control plane (default: a temporary dir, removed at the end unless --keep)")
+	fl.BoolVar(&f.keep, "keep", false, "keep the objects and the data dir after the run and print the kubeconfig path")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not stream pod logs")
+	fl.DurationVar(&f.timeout, "timeout", 0, "give up (exit 1) after this long; 0 waits forever")
+	fl.StringVarP(&f.output, "output", "o", "", "final status format: '' (summary) or json")
+	fl.StringVarP(&f.namespace, "namespace", "n", "default", "namespace for objects that name none")
+	fl.StringVar(&f.runtime, "runtime", "process", "pod runtime of the embedded agent: process or sim")
+	return cmd
+}
+
+// exitError carries a process exit code without an error message.
+type exitError int
+
+func (e exitError) Error() string { return fmt.Sprintf("exit code %d", int(e)) }
+func (e exitError) ExitCode() int { return int(e) }
+
+func runManifest(parent context.Context, f runFlags, file string, stdout, stderr io.Writer) (int, error) {
+	if f.output != "" && f.output != "json" {
+		return runner.ExitInvalid, fmt.Errorf("--output must be '' or json, not %q", f.output)
+	}
+	objs, source, err := readManifest(file)
+	if err != nil {
+		fmt.Fprintln(stderr, "error:", err)
+		return runner.ExitInvalid, nil
+	}
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if f.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.timeout)
+		defer cancel()
+	}
+	cfg, shutdown, err := runTarget(ctx, f, stderr)
+	if err != nil {
+		return 1, err
+	}
+	defer shutdown()
+	res, err := runner.Run(ctx, runner.Options{
+		Config: cfg, Namespace: f.namespace, Source: source,
+		Stdout: stdout, Stderr: stderr, Quiet: f.quiet, Terminal: isTerminal(stderr),
+	}, objs)
+	if err != nil {
+		return 1, err
+	}
+	if res.ExitCode == runner.ExitInterrupted && ctx.Err() == context.DeadlineExceeded && parent.Err() == nil {
+		res.ExitCode = runner.ExitFailed // --timeout, not Ctrl-C
+		fmt.Fprintf(stderr, "timed out after %s\n", f.timeout)
+	}
+	if res.ExitCode != runner.ExitInvalid {
+		if f.output == "json" {
+			if err := runner.WriteJSON(stdout, res); err != nil {
+				return 1, err
+			}
+		} else {
+			runner.WriteSummary(stderr, res)
+		}
+	}
+	return res.ExitCode, nil
+}
+
+func readManifest(file string) ([]*unstructured.Unstructured, string, error) {
+	var r io.Reader
+	source := file
+	if file == "-" {
+		r, source = os.Stdin, "STDIN"
+	} else {
+		fh, err := os.Open(file)
+		if err != nil {
+			return nil, "", fmt.Errorf("the path %q does not exist", file)
+		}
+		defer fh.Close()
+		r = fh
+	}
+	objs, err := runner.ParseManifest(r)
+	if err != nil {
+		return nil, "", fmt.Errorf("error parsing %s: %w", source, err)
+	}
+	return objs, source, nil
+}
+
+// runTarget returns the client config to submit to: an existing cluster
+// (--server/--kubeconfig) or a fresh embedded control plane.
+func runTarget(ctx context.Context, f runFlags, stderr io.Writer) (*rest.Config, func(), error) {
+	if f.kubeconfig != "" || f.server != "" {
+		path := f.kubeconfig
+		if path == "" {
+			path = os.Getenv("KUBECONFIG")
+		}
+		if path == "" && f.dataDir != "" {
+			path = controlplane.KubeconfigPath(f.dataDir)
+		}
+		if path == "" {
+			path = controlplane.KubeconfigPath(controlplane.DefaultDataDir())
+		}
+		loading := &clientcmd.ClientConfigLoadingRules{ExplicitPath: path}
+		overrides := &clientcmd.ConfigOverrides{}
+		if f.server != "" {
+			overrides.ClusterInfo.Server = f.server
+		}
+		cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, overrides).ClientConfig()
+		if err != nil {
+			return nil, nil, fmt.Errorf("load kubeconfig %s: %w", path, err)
+		}
+		return cfg, func() {}, nil
+	}
+	dataDir := f.dataDir
+	temp := false
+	if dataDir == "" {
+		d, err := os.MkdirTemp("", "batchlet-run-")
+		if err != nil {
+			return nil, nil, fmt.Errorf("create temporary data dir: %w", err)
+		}
+		dataDir, temp = d, true
+	}
+	cp, err := controlplane.Start(ctx, controlplane.Options{
+		DataDir: dataDir, Port: 0, Runtime: f.runtime, InMemory: temp && !f.keep,
+		Logger: newLogger(os.Getenv("BATCHLET_LOG"), stderr),
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("start embedded control plane: %w", err)
+	}
+	shutdown := func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = cp.Shutdown(sctx)
+		if f.keep {
+			fmt.Fprintf(stderr, "kept data dir %s; the control plane has stopped, restart it with:\n  batchlet server --data-dir %s\n  export KUBECONFIG=%s\n", dataDir, dataDir, filepath.Join(dataDir, "kubeconfig"))
+		} else if temp {
+			_ = os.RemoveAll(dataDir)
+		}
+	}
+	return cp.ClientConfig(), shutdown, nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,174 @@
+package runner
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Outcome is where a followed object ended.
+type Outcome string
+
+const (
+	OutcomeRunning  Outcome = ""
+	OutcomeComplete Outcome = "Complete"
+	OutcomeFailed   Outcome = "Failed"
+	// OutcomeDeleted: the object vanished before it finished.
+	OutcomeDeleted Outcome = "Deleted"
+)
+
+// Condition is a status condition as the summary shows it.
+type Condition struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// Counts are the pod counters of a Job (or the summed child Jobs of a JobSet).
+type Counts struct {
+	Active      int64 `json:"active"`
+	Ready       int64 `json:"ready"`
+	Succeeded   int64 `json:"succeeded"`
+	Failed      int64 `json:"failed"`
+	Terminating int64 `json:"terminating"`
+	Completions int64 `json:"completions"`
+}
+
+// ItemResult is the final state of one followed Job or JobSet.
+type ItemResult struct {
+	Kind             string        `json:"kind"`
+	Namespace        string        `json:"namespace"`
+	Name             string        `json:"name"`
+	Outcome          Outcome       `json:"outcome"`
+	Reason           string        `json:"reason,omitempty"`
+	Message          string        `json:"message,omitempty"`
+	Conditions       []Condition   `json:"conditions,omitempty"`
+	Counts           Counts        `json:"counts"`
+	CompletedIndexes string        `json:"completedIndexes,omitempty"`
+	FailedIndexes    string        `json:"failedIndexes,omitempty"`
+	Restarts         int64         `json:"restarts,omitempty"`
+	Duration         time.Duration `json:"durationNanos"`
+	FailedPods       []PodExit     `json:"failedPods,omitempty"`
+}
+
+// PodExit records how a failed pod's containers ended.
+type PodExit struct {
+	Pod       string `json:"pod"`
+	Container string `json:"container"`
+	ExitCode  int32  `json:"exitCode"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// finishedCondition maps the kind's terminal condition types.
+func terminalTypes(kind string) (complete, failed string) {
+	if kind == JobSetGVK.Kind {
+		return "Completed", "Failed"
+	}
+	return "Complete", "Failed"
+}
+
+// evaluate reads an object's status into an ItemResult; Outcome stays
+// OutcomeRunning until a terminal condition is True.
+func evaluate(obj *unstructured.Unstructured) ItemResult {
+	kind := obj.GetKind()
+	res := ItemResult{Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	completeType, failedType := terminalTypes(kind)
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok {
+			continue
+		}
+		cond := Condition{Type: str(m["type"]), Status: str(m["status"]), Reason: str(m["reason"]), Message: str(m["message"])}
+		res.Conditions = append(res.Conditions, cond)
+		if cond.Status != "True" {
+			continue
+		}
+		switch cond.Type {
+		case completeType:
+			res.Outcome, res.Reason, res.Message = OutcomeComplete, cond.Reason, cond.Message
+		case failedType:
+			res.Outcome, res.Reason, res.Message = OutcomeFailed, cond.Reason, cond.Message
+		}
+	}
+	if kind == JobSetGVK.Kind {
+		res.Restarts, _, _ = unstructured.NestedInt64(obj.Object, "status", "restarts")
+		res.Counts = jobSetCounts(obj)
+		return res
+	}
+	res.Counts = jobCounts(obj)
+	res.CompletedIndexes, _, _ = unstructured.NestedString(obj.Object, "status", "completedIndexes")
+	res.FailedIndexes, _, _ = unstructured.NestedString(obj.Object, "status", "failedIndexes")
+	res.Duration = duration(obj)
+	return res
+}
+
+func jobCounts(obj *unstructured.Unstructured) Counts {
+	var c Counts
+	c.Active, _, _ = unstructured.NestedInt64(obj.Object, "status", "active")
+	c.Ready, _, _ = unstructured.NestedInt64(obj.Object, "status", "ready")
+	c.Succeeded, _, _ = unstructured.NestedInt64(obj.Object, "status", "succeeded")
+	c.Failed, _, _ = unstructured.NestedInt64(obj.Object, "status", "failed")
+	c.Terminating, _, _ = unstructured.NestedInt64(obj.Object, "status", "terminating")
+	if n, found, _ := unstructured.NestedInt64(obj.Object, "spec", "completions"); found {
+		c.Completions = n
+	} else {
+		c.Completions = -1 // work queue: complete when any pod succeeds and none is active
+	}
+	return c
+}
+
+func jobSetCounts(obj *unstructured.Unstructured) Counts {
+	var c Counts
+	statuses, _, _ := unstructured.NestedSlice(obj.Object, "status", "replicatedJobsStatus")
+	for _, s := range statuses {
+		m, ok := s.(map[string]any)
+		if !ok {
+			continue
+		}
+		c.Active += num(m["active"])
+		c.Ready += num(m["ready"])
+		c.Succeeded += num(m["succeeded"])
+		c.Failed += num(m["failed"])
+	}
+	rjobs, _, _ := unstructured.NestedSlice(obj.Object, "spec", "replicatedJobs")
+	for _, r := range rjobs {
+		if m, ok := r.(map[string]any); ok {
+			replicas := num(m["replicas"])
+			if replicas == 0 {
+				replicas = 1
+			}
+			c.Completions += replicas
+		}
+	}
+	return c
+}
+
+func duration(obj *unstructured.Unstructured) time.Duration {
+	start, _, _ := unstructured.NestedString(obj.Object, "status", "startTime")
+	end, _, _ := unstructured.NestedString(obj.Object, "status", "completionTime")
+	s, err1 := time.Parse(time.RFC3339, start)
+	e, err2 := time.Parse(time.RFC3339, end)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return e.Sub(s)
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func num(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	case int:
+		return int64(n)
+	}
+	return 0
+}

@@ -1,0 +1,355 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Exit codes of `batchlet run`.
+const (
+	ExitComplete    = 0
+	ExitFailed      = 1
+	ExitInvalid     = 2
+	ExitInterrupted = 130
+)
+
+// Options configures one run.
+type Options struct {
+	Config    *rest.Config
+	Namespace string
+	// Source names the manifest in messages ("pi.yaml", "STDIN").
+	Source string
+	// Stdout receives pod logs; Stderr progress and the summary.
+	Stdout, Stderr io.Writer
+	Quiet          bool
+	// Terminal draws a live progress line instead of plain lines.
+	Terminal bool
+	Now      func() time.Time
+}
+
+// Result is what a run ended with.
+type Result struct {
+	Items    []ItemResult `json:"items"`
+	ExitCode int          `json:"exitCode"`
+	Elapsed  time.Duration
+}
+
+// Run submits objs and follows every Job and JobSet among them until each
+// has finished, ctx ends (then it deletes what it created and reports
+// ExitInterrupted), or the API refuses the input (ExitInvalid).
+func Run(ctx context.Context, opts Options, objs []*unstructured.Unstructured) (*Result, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = "default"
+	}
+	start := opts.Now()
+	clients, err := newClients(opts.Config)
+	if err != nil {
+		return nil, err
+	}
+	created, err := submit(ctx, clients.dyn, clients.mapper, objs, opts.Namespace, opts.Source)
+	if err != nil {
+		var inErr *InputError
+		if errors.As(err, &inErr) {
+			fmt.Fprintln(opts.Stderr, inErr.Error())
+			return &Result{ExitCode: ExitInvalid}, nil
+		}
+		return nil, err
+	}
+	for _, c := range created {
+		fmt.Fprintf(opts.Stderr, "%s/%s created\n", kindResource(c), c.obj.GetName())
+	}
+	f := newFollower(opts, clients, created)
+	items, interrupted := f.follow(ctx)
+	res := &Result{Items: items, Elapsed: opts.Now().Sub(start)}
+	switch {
+	case interrupted:
+		cleanup(context.Background(), clients.dyn, created)
+		res.ExitCode = ExitInterrupted
+	case anyFailed(items):
+		res.ExitCode = ExitFailed
+	default:
+		res.ExitCode = ExitComplete
+	}
+	return res, nil
+}
+
+func anyFailed(items []ItemResult) bool {
+	for _, it := range items {
+		if it.Outcome != OutcomeComplete {
+			return true
+		}
+	}
+	return false
+}
+
+func kindResource(s submitted) string {
+	gr := s.mapping.Resource.GroupResource()
+	if gr.Group == "" {
+		return gr.Resource
+	}
+	return gr.Resource[:len(gr.Resource)-1] + "." + gr.Group
+}
+
+type clients struct {
+	kube   kubernetes.Interface
+	dyn    dynamic.Interface
+	mapper *restmapper.DeferredDiscoveryRESTMapper
+}
+
+func newClients(cfg *rest.Config) (*clients, error) {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("build client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("build dynamic client: %w", err)
+	}
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("build discovery client: %w", err)
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
+	return &clients{kube: kube, dyn: dyn, mapper: mapper}, nil
+}
+
+// follower watches the submitted Jobs/JobSets and their pods.
+type follower struct {
+	opts     Options
+	clients  *clients
+	followed []submitted
+	logs     *logStreamer
+	progress *progress
+
+	mu      sync.Mutex
+	results map[string]ItemResult // by kind/ns/name
+	changed chan struct{}
+}
+
+func newFollower(opts Options, c *clients, created []submitted) *follower {
+	var followed []submitted
+	for _, s := range created {
+		if gvk := s.obj.GroupVersionKind(); gvk == JobGVK || gvk == JobSetGVK {
+			followed = append(followed, s)
+		}
+	}
+	multi := len(followed) > 1
+	for _, s := range followed {
+		if s.obj.GroupVersionKind() == JobSetGVK || mayRunManyPods(s.obj) {
+			multi = true
+		}
+	}
+	return &follower{
+		opts:     opts,
+		clients:  c,
+		followed: followed,
+		logs:     newLogStreamer(c.kube, opts.Stdout, multi, opts.Quiet),
+		progress: newProgress(opts.Stderr, opts.Terminal, opts.Now),
+		results:  map[string]ItemResult{},
+		changed:  make(chan struct{}, 1),
+	}
+}
+
+func mayRunManyPods(job *unstructured.Unstructured) bool {
+	c, found, _ := unstructured.NestedInt64(job.Object, "spec", "completions")
+	p, foundP, _ := unstructured.NestedInt64(job.Object, "spec", "parallelism")
+	return (found && c > 1) || (foundP && p > 1)
+}
+
+func key(kind, ns, name string) string { return kind + "/" + ns + "/" + name }
+
+func (f *follower) notify() {
+	select {
+	case f.changed <- struct{}{}:
+	default:
+	}
+}
+
+// follow blocks until every followed object finished or ctx ended.
+func (f *follower) follow(ctx context.Context) ([]ItemResult, bool) {
+	if len(f.followed) == 0 {
+		return nil, false
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	namespaces := map[string]bool{}
+	for _, s := range f.followed {
+		namespaces[s.obj.GetNamespace()] = true
+	}
+	for ns := range namespaces {
+		f.watchNamespace(ctx, ns)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			f.progress.clear()
+			return f.snapshot(), true
+		case <-f.changed:
+		}
+		items := f.snapshot()
+		f.progress.draw(items)
+		if allFinished(items) {
+			f.progress.clear()
+			// Give log streams a moment to drain the final lines.
+			f.logs.wait(5 * time.Second)
+			f.collectFailedPods(ctx, items)
+			return items, false
+		}
+	}
+}
+
+func allFinished(items []ItemResult) bool {
+	for _, it := range items {
+		if it.Outcome == OutcomeRunning {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *follower) snapshot() []ItemResult {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]ItemResult, 0, len(f.followed))
+	for _, s := range f.followed {
+		k := key(s.obj.GetKind(), s.obj.GetNamespace(), s.obj.GetName())
+		it, ok := f.results[k]
+		if !ok {
+			it = ItemResult{Kind: s.obj.GetKind(), Namespace: s.obj.GetNamespace(), Name: s.obj.GetName()}
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+func (f *follower) isFollowed(obj *unstructured.Unstructured) bool {
+	for _, s := range f.followed {
+		if s.obj.GetUID() == obj.GetUID() {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *follower) watchNamespace(ctx context.Context, ns string) {
+	dynFactory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(f.clients.dyn, 0, ns, nil)
+	for _, s := range f.followed {
+		if s.obj.GetNamespace() != ns {
+			continue
+		}
+		inf := dynFactory.ForResource(s.mapping.Resource).Informer()
+		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(o any) { f.onObject(o, false) },
+			UpdateFunc: func(_, o any) { f.onObject(o, false) },
+			DeleteFunc: func(o any) { f.onObject(o, true) },
+		})
+	}
+	dynFactory.Start(ctx.Done())
+	podFactory := informers.NewSharedInformerFactoryWithOptions(f.clients.kube, 0, informers.WithNamespace(ns))
+	podInf := podFactory.Core().V1().Pods().Informer()
+	_, _ = podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { f.onPod(ctx, o) },
+		UpdateFunc: func(_, o any) { f.onPod(ctx, o) },
+	})
+	podFactory.Start(ctx.Done())
+}
+
+func (f *follower) onObject(o any, deleted bool) {
+	if tomb, ok := o.(cache.DeletedFinalStateUnknown); ok {
+		o = tomb.Obj
+	}
+	obj, ok := o.(*unstructured.Unstructured)
+	if !ok || !f.isFollowed(obj) {
+		return
+	}
+	res := evaluate(obj)
+	k := key(obj.GetKind(), obj.GetNamespace(), obj.GetName())
+	f.mu.Lock()
+	prev, seen := f.results[k]
+	if deleted && res.Outcome == OutcomeRunning {
+		if seen && prev.Outcome != OutcomeRunning {
+			res = prev // deleted after it finished (TTL): keep the outcome
+		} else {
+			res.Outcome, res.Reason, res.Message = OutcomeDeleted, "Deleted", "deleted before it finished"
+		}
+	}
+	f.results[k] = res
+	f.mu.Unlock()
+	f.notify()
+}
+
+// owners of a pod among the followed objects: Jobs by the job-name label,
+// JobSets by the jobset-name label.
+func (f *follower) podIsOurs(pod *corev1.Pod) bool {
+	for _, s := range f.followed {
+		if s.obj.GetNamespace() != pod.Namespace {
+			continue
+		}
+		var sel labels.Selector
+		if s.obj.GetKind() == JobSetGVK.Kind {
+			sel = labels.SelectorFromSet(labels.Set{"jobset.sigs.k8s.io/jobset-name": s.obj.GetName()})
+		} else {
+			sel = labels.SelectorFromSet(labels.Set{"batch.kubernetes.io/job-name": s.obj.GetName()})
+		}
+		if sel.Matches(labels.Set(pod.Labels)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *follower) onPod(ctx context.Context, o any) {
+	pod, ok := o.(*corev1.Pod)
+	if !ok || !f.podIsOurs(pod) {
+		return
+	}
+	f.logs.observe(ctx, pod)
+	f.notify()
+}
+
+// collectFailedPods records the exit codes of failed containers for the
+// summary.
+func (f *follower) collectFailedPods(ctx context.Context, items []ItemResult) {
+	for i := range items {
+		it := &items[i]
+		if it.Outcome != OutcomeFailed {
+			continue
+		}
+		label := "batch.kubernetes.io/job-name=" + it.Name
+		if it.Kind == JobSetGVK.Kind {
+			label = "jobset.sigs.k8s.io/jobset-name=" + it.Name
+		}
+		pods, err := f.clients.kube.CoreV1().Pods(it.Namespace).List(ctx, metav1.ListOptions{LabelSelector: label})
+		if err != nil {
+			continue
+		}
+		for _, p := range pods.Items {
+			for _, cs := range p.Status.ContainerStatuses {
+				if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+					it.FailedPods = append(it.FailedPods, PodExit{Pod: p.Name, Container: cs.Name, ExitCode: t.ExitCode, Reason: t.Reason})
+				}
+			}
+		}
+	}
+}

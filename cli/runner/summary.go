@@ -1,0 +1,51 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// WriteSummary prints the final state of every followed object.
+func WriteSummary(w io.Writer, res *Result) {
+	for _, it := range res.Items {
+		head := fmt.Sprintf("%s/%s %s", strings.ToLower(it.Kind), it.Name, it.Outcome)
+		if it.Outcome == OutcomeRunning {
+			head = fmt.Sprintf("%s/%s did not finish", strings.ToLower(it.Kind), it.Name)
+		}
+		if it.Reason != "" {
+			head += fmt.Sprintf(" (%s)", it.Reason)
+		}
+		if it.Message != "" {
+			head += ": " + it.Message
+		}
+		fmt.Fprintln(w, head)
+		fmt.Fprintf(w, "  succeeded %d, failed %d, active %d", it.Counts.Succeeded, it.Counts.Failed, it.Counts.Active)
+		if it.Restarts > 0 {
+			fmt.Fprintf(w, ", restarts %d", it.Restarts)
+		}
+		if it.Duration > 0 {
+			fmt.Fprintf(w, ", duration %s", it.Duration)
+		}
+		fmt.Fprintln(w)
+		if it.CompletedIndexes != "" || it.FailedIndexes != "" {
+			fmt.Fprintf(w, "  completed indexes %q, failed indexes %q\n", it.CompletedIndexes, it.FailedIndexes)
+		}
+		for _, c := range it.Conditions {
+			fmt.Fprintf(w, "  condition %s=%s %s %s\n", c.Type, c.Status, c.Reason, c.Message)
+		}
+		for _, p := range it.FailedPods {
+			fmt.Fprintf(w, "  pod %s container %s exited %d %s\n", p.Pod, p.Container, p.ExitCode, p.Reason)
+		}
+	}
+	fmt.Fprintf(w, "elapsed %s, exit code %d\n", res.Elapsed.Round(time.Millisecond), res.ExitCode)
+}
+
+// WriteJSON prints the result as one JSON document.
+func WriteJSON(w io.Writer, res *Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(res)
+}

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/batchlet/batchlet/controlplane"
+)
+
+func newServerCommand() *cobra.Command {
+	var opts controlplane.Options
+	var logLevel string
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Run a long-lived control plane: Kubernetes API, store, controllers and a node agent",
+		Long: `Server runs the batchlet control plane: an HTTPS Kubernetes-compatible API
+(kubectl and client-go work against it), the durable store in --data-dir,
+the Job, JobSet, TTL and garbage-collection controllers, the scheduler and
+an embedded node agent that runs pods as local processes.
+
+On first start it creates a CA, a serving certificate and an admin token,
+and writes <data-dir>/kubeconfig:
+
+  KUBECONFIG=~/.batchlet/kubeconfig kubectl get ns`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			opts.Logger = newLogger(logLevel, cmd.ErrOrStderr())
+			cp, err := controlplane.Start(ctx, opts)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "batchlet server listening on %s\nexport KUBECONFIG=%s\n", cp.URL(), controlplane.KubeconfigPath(opts.DataDir))
+			<-ctx.Done()
+			sctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			return cp.Shutdown(sctx)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.DataDir, "data-dir", controlplane.DefaultDataDir(), "directory for the store, credentials and kubeconfig")
+	fl.StringVar(&opts.BindAddress, "bind-address", "127.0.0.1", "address the HTTPS API listens on")
+	fl.IntVar(&opts.Port, "port", 6443, "port the HTTPS API listens on (0 picks a free one)")
+	fl.StringVar(&opts.Runtime, "runtime", "process", "pod runtime of the embedded agent: process or sim")
+	fl.BoolVar(&opts.NoAgent, "no-agent", false, "do not run the embedded node agent")
+	fl.StringVar(&opts.NodeName, "node-name", "", "node name of the embedded agent (default: the host name)")
+	fl.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	return cmd
+}
+
+func newKubeconfigCommand() *cobra.Command {
+	var dataDir string
+	cmd := &cobra.Command{
+		Use:   "kubeconfig",
+		Short: "Print the admin kubeconfig of the server in --data-dir",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			b, err := os.ReadFile(controlplane.KubeconfigPath(dataDir))
+			if err != nil {
+				return fmt.Errorf("read kubeconfig (has `batchlet server --data-dir %s` run?): %w", dataDir, err)
+			}
+			_, err = cmd.OutOrStdout().Write(b)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&dataDir, "data-dir", controlplane.DefaultDataDir(), "data dir of the server")
+	return cmd
+}
