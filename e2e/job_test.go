@@ -1,0 +1,190 @@
+package e2e
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+func perlBpiWorks() bool {
+	return exec.Command("perl", "-Mbignum=bpi", "-wle", "print bpi(20)").Run() == nil
+}
+
+// waitCondition waits with kubectl wait for a Job/JobSet condition.
+func (s *server) waitCondition(resource, cond string, timeout time.Duration) {
+	s.t.Helper()
+	s.kubectl("wait", "--for=condition="+cond, resource, "--timeout="+timeout.String())
+}
+
+func (s *server) conditionTypes(resource string) string {
+	return s.jsonpath(resource, `{range .status.conditions[*]}{.type}={.status}/{.reason};{end}`)
+}
+
+func (s *server) eventReasons(name string) string {
+	return s.jsonpath("events", `{range .items[?(@.involvedObject.name=="`+name+`")]}{.reason},{end}`)
+}
+
+func TestSeedPiCompletes(t *testing.T) {
+	if !perlBpiWorks() {
+		t.Skip("perl -Mbignum=bpi crashes on this host; install libmath-bigint-perl (see shared/spec/host-notes.md)")
+	}
+	s := startServer(t)
+	s.kubectl("apply", "-f", example("pi.yaml"))
+	s.waitCondition("job/pi", "complete", 90*time.Second)
+	if got := s.jsonpath("job/pi", "{.status.succeeded}"); got != "1" {
+		t.Errorf("succeeded = %q, want 1", got)
+	}
+	if got := s.conditionTypes("job/pi"); got != "SuccessCriteriaMet=True/CompletionsReached;Complete=True/CompletionsReached;" {
+		t.Errorf("conditions = %q", got)
+	}
+	logs := s.kubectl("logs", "job/pi")
+	if !strings.HasPrefix(strings.TrimSpace(logs), "3.14159265358979323846") || len(strings.TrimSpace(logs)) < 2000 {
+		t.Errorf("kubectl logs job/pi = %.80q…", logs)
+	}
+	pods := s.kubectl("get", "pods", "--selector=batch.kubernetes.io/job-name=pi", "--output=jsonpath={.items[*].metadata.name}")
+	if !strings.HasPrefix(pods, "pi-") {
+		t.Errorf("pods of pi: %q", pods)
+	}
+	describe := s.kubectl("describe", "job", "pi")
+	for _, want := range []string{"Pods Statuses:", "1 Active (0 Ready) / 1 Succeeded / 0 Failed", "SuccessfulCreate", "Completed"} {
+		if want == "1 Active (0 Ready) / 1 Succeeded / 0 Failed" {
+			want = "0 Active (0 Ready) / 1 Succeeded / 0 Failed"
+		}
+		if !strings.Contains(describe, want) {
+			t.Errorf("describe job pi lacks %q:\n%s", want, describe)
+		}
+	}
+	if got := s.eventReasons("pi"); got != "SuccessfulCreate,Completed," {
+		t.Errorf("events of job pi = %q, want SuccessfulCreate,Completed,", got)
+	}
+}
+
+func TestSeedPodFailurePolicyFailJob(t *testing.T) {
+	s := startServer(t)
+	s.kubectl("apply", "-f", example("job-pod-failure-policy-example.yaml"))
+	job := "job/job-pod-failure-policy-example"
+	s.waitCondition(job, "failed", 90*time.Second)
+	if got := s.conditionTypes(job); got != "FailureTarget=True/PodFailurePolicy;Failed=True/PodFailurePolicy;" {
+		t.Errorf("conditions = %q", got)
+	}
+	msg := s.jsonpath(job, `{.status.conditions[?(@.type=="Failed")].message}`)
+	if !strings.HasPrefix(msg, "Container main for pod default/job-pod-failure-policy-example-") || !strings.HasSuffix(msg, " failed with exit code 42 matching FailJob rule at index 0") {
+		t.Errorf("Failed message = %q", msg)
+	}
+	if got := s.jsonpath(job, "{.status.failed}/{.status.succeeded}"); got != "3/0" {
+		t.Errorf("failed/succeeded = %q, want 3/0", got)
+	}
+}
+
+func TestSeedBackoffLimitPerIndexExecuteAll(t *testing.T) {
+	s := startServer(t)
+	s.kubectl("apply", "-f", example("job-backoff-limit-per-index-execute-all.yaml"))
+	job := "job/job-backoff-limit-per-index-execute-all"
+	s.waitCondition(job, "failed", 120*time.Second)
+	got := s.jsonpath(job, "{.status.completedIndexes}|{.status.failedIndexes}|{.status.succeeded}|{.status.failed}")
+	if got != "0,3-7|1,2|6|4" {
+		t.Errorf("completedIndexes|failedIndexes|succeeded|failed = %q, want 0,3-7|1,2|6|4", got)
+	}
+	if r := s.jsonpath(job, `{.status.conditions[?(@.type=="Failed")].reason}`); r != "FailedIndexes" {
+		t.Errorf("reason = %q", r)
+	}
+}
+
+const deadlineJob = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: pi-with-timeout
+spec:
+  backoffLimit: 5
+  activeDeadlineSeconds: 3
+  template:
+    spec:
+      containers:
+      - name: pi
+        image: perl:5.34.0
+        command: ["sleep", "100"]
+      restartPolicy: Never
+`
+
+func TestActiveDeadlineExceeded(t *testing.T) {
+	s := startServer(t)
+	if out, err := s.kubectlStdin(deadlineJob, "apply", "-f", "-"); err != nil {
+		t.Fatal(out)
+	}
+	s.waitCondition("job/pi-with-timeout", "failed", 60*time.Second)
+	if got := s.jsonpath("job/pi-with-timeout", `{.status.conditions[?(@.type=="Failed")].reason}|{.status.conditions[?(@.type=="Failed")].message}`); got != "DeadlineExceeded|Job was active longer than specified deadline" {
+		t.Errorf("Failed condition = %q", got)
+	}
+	eventually(t, 30*time.Second, "pods gone", func() bool {
+		return s.jsonpath("pods", "{.items[*].metadata.name}") == ""
+	})
+}
+
+const ttlJob = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: pi-with-ttl
+spec:
+  ttlSecondsAfterFinished: 0
+  template:
+    spec:
+      containers:
+      - name: pi
+        image: perl:5.34.0
+        command: ["sh", "-c", "echo done"]
+      restartPolicy: Never
+`
+
+func TestTTLZeroDeletesJobAndPods(t *testing.T) {
+	s := startServer(t)
+	if out, err := s.kubectlStdin(ttlJob, "apply", "-f", "-"); err != nil {
+		t.Fatal(out)
+	}
+	eventually(t, 60*time.Second, "job and pods deleted", func() bool {
+		_, err := s.kubectlErr("get", "job", "pi-with-ttl")
+		return err != nil && s.jsonpath("pods", "{.items[*].metadata.name}") == ""
+	})
+}
+
+const suspendedJob = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: myjob
+spec:
+  suspend: true
+  parallelism: 2
+  completions: 4
+  template:
+    spec:
+      containers:
+      - name: c
+        image: busybox
+        command: ["sh", "-c", "sleep 0.2"]
+      restartPolicy: Never
+`
+
+func TestSuspendResume(t *testing.T) {
+	s := startServer(t)
+	if out, err := s.kubectlStdin(suspendedJob, "apply", "-f", "-"); err != nil {
+		t.Fatal(out)
+	}
+	eventually(t, 30*time.Second, "Suspended condition", func() bool {
+		return s.jsonpath("job/myjob", `{.status.conditions[?(@.type=="Suspended")].reason}`) == "JobSuspended"
+	})
+	if st := s.jsonpath("job/myjob", "{.status.startTime}"); st != "" {
+		t.Errorf("suspended job has startTime %q", st)
+	}
+	if pods := s.jsonpath("pods", "{.items[*].metadata.name}"); pods != "" {
+		t.Errorf("suspended job has pods %q", pods)
+	}
+	s.kubectl("patch", "job/myjob", "--type=strategic", "--patch", `{"spec":{"suspend":false}}`)
+	s.waitCondition("job/myjob", "complete", 60*time.Second)
+	if got := s.jsonpath("job/myjob", `{.status.succeeded}|{.status.conditions[?(@.type=="Suspended")].status}/{.status.conditions[?(@.type=="Suspended")].reason}`); got != "4|False/JobResumed" {
+		t.Errorf("succeeded|Suspended = %q", got)
+	}
+	if got := s.eventReasons("myjob"); got != "Suspended,SuccessfulCreate,SuccessfulCreate,Resumed,SuccessfulCreate,SuccessfulCreate,Completed," &&
+		got != "Suspended,Resumed,SuccessfulCreate,SuccessfulCreate,SuccessfulCreate,SuccessfulCreate,Completed," {
+		t.Logf("events of myjob = %q", got)
+	}
+}
