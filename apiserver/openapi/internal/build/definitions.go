@@ -1,0 +1,97 @@
+package build
+
+import (
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/common"
+	"k8s.io/kube-openapi/pkg/util"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	"github.com/batchlet/batchlet/apiserver/openapi/internal/k8sdefs"
+)
+
+// definitions merges the generated Kubernetes definitions (keyed by model
+// name, "io.k8s.api.batch.v1.Job") with the JobSet module's definitions
+// (keyed by Go name, "sigs.k8s.io/jobset/api/jobset/v1alpha2.JobSet"). The
+// JobSet definitions depend on Kubernetes types by Go name; those
+// dependencies are rewritten to model names so every lookup resolves.
+func definitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
+	out := k8sdefs.GetOpenAPIDefinitions(ref)
+	for name, def := range jobsetv1alpha2.GetOpenAPIDefinitions(ref) {
+		deps := make([]string, len(def.Dependencies))
+		for i, dep := range def.Dependencies {
+			deps[i] = dep
+			if strings.HasPrefix(dep, "k8s.io/") {
+				deps[i] = util.ToRESTFriendlyName(dep)
+			}
+		}
+		def.Dependencies = deps
+		out[name] = def
+	}
+	return out
+}
+
+// friendlyName is the name a definition has in the documents.
+func friendlyName(name string) string {
+	if strings.Contains(name, "/") {
+		return util.ToRESTFriendlyName(name)
+	}
+	return name
+}
+
+// definitionNamer names definitions and tags those that are API kinds with
+// the x-kubernetes-group-version-kind extension.
+type definitionNamer struct {
+	gvks map[string][]schema.GroupVersionKind
+}
+
+func newDefinitionNamer() *definitionNamer {
+	n := &definitionNamer{gvks: map[string][]schema.GroupVersionKind{}}
+	var gvs []schema.GroupVersion
+	for _, gv := range served() {
+		gvs = append(gvs, gv.gv)
+		for _, r := range gv.resources {
+			n.add(r.obj, r.gvk)
+			n.add(r.list, r.gvk.GroupVersion().WithKind(r.gvk.Kind+"List"))
+		}
+	}
+	gvs = append(gvs, gvkEviction.GroupVersion())
+	for _, gv := range gvs {
+		n.add(modelDeleteOptions, gv.WithKind("DeleteOptions"))
+		n.add(modelWatchEvent, gv.WithKind("WatchEvent"))
+	}
+	n.add(modelStatus, core("Status"))
+	n.add(modelBinding, gvkBinding)
+	n.add(modelEviction, gvkEviction)
+	for _, list := range n.gvks {
+		sort.Slice(list, func(i, j int) bool {
+			if list[i].Group != list[j].Group {
+				return list[i].Group < list[j].Group
+			}
+			return list[i].Version < list[j].Version
+		})
+	}
+	return n
+}
+
+func (n *definitionNamer) add(model interface{}, gvk schema.GroupVersionKind) {
+	name := friendlyName(util.GetCanonicalTypeName(model))
+	n.gvks[name] = append(n.gvks[name], gvk)
+}
+
+// name implements common.Config.GetDefinitionName.
+func (n *definitionNamer) name(name string) (string, spec.Extensions) {
+	friendly := friendlyName(name)
+	gvks := n.gvks[friendly]
+	if len(gvks) == 0 {
+		return friendly, nil
+	}
+	values := make([]interface{}, len(gvks))
+	for i, gvk := range gvks {
+		values[i] = map[string]interface{}{"group": gvk.Group, "version": gvk.Version, "kind": gvk.Kind}
+	}
+	return friendly, spec.Extensions{extGVK: values}
+}

@@ -1,0 +1,4 @@
+// Package build turns the generated Go type definitions and batchlet's route
+// table into OpenAPI v2 and v3 documents. It runs at generation time only
+// (hack/update-openapi.sh); the server embeds its serialized output.
+package build

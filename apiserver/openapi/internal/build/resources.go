@@ -1,0 +1,101 @@
+package build
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+)
+
+// Subresources a resource may serve.
+const (
+	subStatus   = "status"
+	subBinding  = "binding"
+	subEviction = "eviction"
+	subLog      = "log"
+	subExec     = "exec"
+)
+
+// resource describes one served REST resource.
+type resource struct {
+	gvk          schema.GroupVersionKind
+	plural       string
+	namespaced   bool
+	obj, list    interface{}
+	subresources []string
+	// deleteReturnsObject: DELETE answers with the object (graceful deletion) instead of a Status.
+	deleteReturnsObject bool
+	// noStrategicMerge: only JSON patch and merge patch (like upstream custom resources).
+	noStrategicMerge bool
+	// noDeleteCollection: the collection cannot be deleted at once.
+	noDeleteCollection bool
+}
+
+// groupVersion is one served API group version and its resources.
+type groupVersion struct {
+	gv        schema.GroupVersion
+	resources []resource
+}
+
+// root is the URL path prefix of the group version ("/api/v1", "/apis/batch/v1").
+func (g groupVersion) root() string {
+	if g.gv.Group == "" {
+		return "/api/" + g.gv.Version
+	}
+	return "/apis/" + g.gv.Group + "/" + g.gv.Version
+}
+
+func core(kind string) schema.GroupVersionKind {
+	return corev1.SchemeGroupVersion.WithKind(kind)
+}
+
+// Served lists the group versions and resources batchlet's API server serves.
+func served() []groupVersion {
+	return []groupVersion{
+		{gv: corev1.SchemeGroupVersion, resources: []resource{
+			{gvk: core("Namespace"), plural: "namespaces", obj: &corev1.Namespace{}, list: &corev1.NamespaceList{}, deleteReturnsObject: true, noDeleteCollection: true},
+			{gvk: core("Pod"), plural: "pods", namespaced: true, obj: &corev1.Pod{}, list: &corev1.PodList{}, deleteReturnsObject: true,
+				subresources: []string{subStatus, subBinding, subEviction, subLog, subExec}},
+			{gvk: core("Node"), plural: "nodes", obj: &corev1.Node{}, list: &corev1.NodeList{}, subresources: []string{subStatus}},
+			{gvk: core("Event"), plural: "events", namespaced: true, obj: &corev1.Event{}, list: &corev1.EventList{}},
+			{gvk: core("Service"), plural: "services", namespaced: true, obj: &corev1.Service{}, list: &corev1.ServiceList{}},
+			{gvk: core("ConfigMap"), plural: "configmaps", namespaced: true, obj: &corev1.ConfigMap{}, list: &corev1.ConfigMapList{}},
+			{gvk: core("Secret"), plural: "secrets", namespaced: true, obj: &corev1.Secret{}, list: &corev1.SecretList{}},
+			{gvk: core("ServiceAccount"), plural: "serviceaccounts", namespaced: true, obj: &corev1.ServiceAccount{}, list: &corev1.ServiceAccountList{}},
+		}},
+		{gv: eventsv1.SchemeGroupVersion, resources: []resource{
+			{gvk: eventsv1.SchemeGroupVersion.WithKind("Event"), plural: "events", namespaced: true, obj: &eventsv1.Event{}, list: &eventsv1.EventList{}},
+		}},
+		{gv: coordinationv1.SchemeGroupVersion, resources: []resource{
+			{gvk: coordinationv1.SchemeGroupVersion.WithKind("Lease"), plural: "leases", namespaced: true, obj: &coordinationv1.Lease{}, list: &coordinationv1.LeaseList{}},
+		}},
+		{gv: batchv1.SchemeGroupVersion, resources: []resource{
+			{gvk: batchv1.SchemeGroupVersion.WithKind("Job"), plural: "jobs", namespaced: true, obj: &batchv1.Job{}, list: &batchv1.JobList{}, subresources: []string{subStatus}},
+		}},
+		{gv: jobsetv1alpha2.GroupVersion, resources: []resource{
+			{gvk: jobsetv1alpha2.GroupVersion.WithKind("JobSet"), plural: "jobsets", namespaced: true, obj: &jobsetv1alpha2.JobSet{}, list: &jobsetv1alpha2.JobSetList{},
+				subresources: []string{subStatus}, noStrategicMerge: true},
+		}},
+	}
+}
+
+// Models used by routes that are not the resources themselves.
+var (
+	modelStatus        = &metav1.Status{}
+	modelDeleteOptions = &metav1.DeleteOptions{}
+	modelPatch         = &metav1.Patch{}
+	modelWatchEvent    = &metav1.WatchEvent{}
+	modelResourceList  = &metav1.APIResourceList{}
+	modelBinding       = &corev1.Binding{}
+	modelEviction      = &policyv1.Eviction{}
+)
+
+var (
+	gvkBinding        = core("Binding")
+	gvkEviction       = policyv1.SchemeGroupVersion.WithKind("Eviction")
+	gvkPodExecOptions = core("PodExecOptions")
+)

@@ -1,0 +1,218 @@
+package build
+
+import (
+	"net/http"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/common"
+)
+
+// Extension names kubectl and client libraries read from operations.
+const (
+	extAction = "x-kubernetes-action"
+	extGVK    = "x-kubernetes-group-version-kind"
+)
+
+var (
+	producesObject = []string{"application/json", "application/yaml"}
+	producesList   = []string{"application/json", "application/yaml", "application/json;stream=watch"}
+	consumesAny    = []string{"*/*"}
+	patchTypes     = []string{"application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json", "application/apply-patch+yaml"}
+	crPatchTypes   = []string{"application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"}
+)
+
+// gvIdent is the operation-ID infix of a group version: "CoreV1", "BatchV1",
+// "EventsV1", "JobsetXK8sIoV1alpha2".
+func gvIdent(gv schema.GroupVersion) string {
+	group := gv.Group
+	if group == "" {
+		group = "core"
+	}
+	group = strings.TrimSuffix(group, ".k8s.io")
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(group, func(r rune) bool { return r == '.' || r == '-' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String() + strings.ToUpper(gv.Version[:1]) + gv.Version[1:]
+}
+
+// gvTag is the operation tag of a group version: "core_v1", "batch_v1".
+func gvTag(gv schema.GroupVersion) string {
+	id := gvIdent(gv)
+	group := strings.TrimSuffix(id, strings.ToUpper(gv.Version[:1])+gv.Version[1:])
+	return strings.ToLower(group[:1]) + group[1:] + "_" + gv.Version
+}
+
+// gvkExt is the value of the x-kubernetes-group-version-kind extension.
+func gvkExt(gvk schema.GroupVersionKind) map[string]string {
+	return map[string]string{"group": gvk.Group, "version": gvk.Version, "kind": gvk.Kind}
+}
+
+// routeBuilder accumulates the routes of one group version.
+type routeBuilder struct {
+	gv     groupVersion
+	routes []common.Route
+}
+
+func (b *routeBuilder) add(method, path, verb, name, action string, gvk schema.GroupVersionKind, ps []param) *route {
+	r := &route{
+		method:   method,
+		path:     path,
+		opID:     verb + gvIdent(b.gv.gv) + name,
+		tag:      gvTag(b.gv.gv),
+		params:   params(ps...),
+		produces: producesObject,
+		metadata: map[string]interface{}{extAction: action, extGVK: gvkExt(gvk)},
+	}
+	b.routes = append(b.routes, r)
+	return r
+}
+
+func ok(model interface{}) []common.StatusCodeResponse {
+	return []common.StatusCodeResponse{response{http.StatusOK, "OK", model}}
+}
+
+func created(model interface{}) []common.StatusCodeResponse {
+	return append(ok(model), response{http.StatusCreated, "Created", model})
+}
+
+func accepted(model interface{}, rs []common.StatusCodeResponse) []common.StatusCodeResponse {
+	return append(rs, response{http.StatusAccepted, "Accepted", model})
+}
+
+// scope returns the collection path and the operation-name infix of a resource.
+func (b *routeBuilder) scope(r resource) (string, string) {
+	if r.namespaced {
+		return b.gv.root() + "/namespaces/{namespace}/" + r.plural, "Namespaced"
+	}
+	return b.gv.root() + "/" + r.plural, ""
+}
+
+func withNS(r resource, ps []param) []param {
+	if r.namespaced {
+		return append([]param{pNamespace}, ps...)
+	}
+	return ps
+}
+
+func nameParam(what string) param {
+	return pathParam("name", "name of the "+what)
+}
+
+func (b *routeBuilder) addResource(r resource) {
+	coll, infix := b.scope(r)
+	item := coll + "/{name}"
+	kind := r.gvk.Kind
+	named := func(ps []param) []param { return withNS(r, append([]param{nameParam(kind)}, ps...)) }
+
+	list := b.add(http.MethodGet, coll, "list", infix+kind, "list", r.gvk, withNS(r, listParams()))
+	list.desc, list.produces, list.consumes, list.responses = "list or watch objects of kind "+kind, producesList, consumesAny, ok(r.list)
+
+	if r.namespaced {
+		all := b.add(http.MethodGet, b.gv.root()+"/"+r.plural, "list", kind+"ForAllNamespaces", "list", r.gvk, listParams())
+		all.desc, all.produces, all.consumes, all.responses = "list or watch objects of kind "+kind, producesList, consumesAny, ok(r.list)
+	}
+
+	create := b.add(http.MethodPost, coll, "create", infix+kind, "post", r.gvk, withNS(r, writeParams()))
+	create.desc, create.consumes, create.body, create.responses = "create "+kind, consumesAny, r.obj, accepted(r.obj, created(r.obj))
+
+	if !r.noDeleteCollection {
+		dc := b.add(http.MethodDelete, coll, "deleteCollection", infix+kind, "deletecollection", r.gvk, withNS(r, deleteCollectionParams()))
+		dc.desc, dc.consumes, dc.body, dc.responses = "delete collection of "+kind, consumesAny, modelDeleteOptions, ok(modelStatus)
+	}
+
+	read := b.add(http.MethodGet, item, "read", infix+kind, "get", r.gvk, named([]param{pPretty}))
+	read.desc, read.consumes, read.responses = "read the specified "+kind, consumesAny, ok(r.obj)
+
+	b.addUpdate(item, infix+kind, "the specified "+kind, r, named)
+
+	deleted := interface{}(modelStatus)
+	if r.deleteReturnsObject {
+		deleted = r.obj
+	}
+	del := b.add(http.MethodDelete, item, "delete", infix+kind, "delete", r.gvk, named(deleteParams()))
+	del.desc, del.consumes, del.body, del.responses = "delete "+kind, consumesAny, modelDeleteOptions, accepted(deleted, ok(deleted))
+
+	for _, sub := range r.subresources {
+		b.addSubresource(r, item, infix, sub, named)
+	}
+}
+
+// addUpdate adds the PUT and PATCH operations of an object or its status.
+func (b *routeBuilder) addUpdate(path, name, what string, r resource, named func([]param) []param) {
+	put := b.add(http.MethodPut, path, "replace", name, "put", r.gvk, named(writeParams()))
+	put.desc, put.consumes, put.body, put.responses = "replace "+what, consumesAny, r.obj, created(r.obj)
+
+	patch := b.add(http.MethodPatch, path, "patch", name, "patch", r.gvk, named(patchParams()))
+	patch.desc, patch.body, patch.responses = "partially update "+what, modelPatch, created(r.obj)
+	patch.consumes = patchTypes
+	if r.noStrategicMerge {
+		patch.consumes = crPatchTypes
+	}
+}
+
+func (b *routeBuilder) addSubresource(r resource, item, infix, sub string, named func([]param) []param) {
+	kind := r.gvk.Kind
+	path := item + "/" + sub
+	switch sub {
+	case subStatus:
+		read := b.add(http.MethodGet, path, "read", infix+kind+"Status", "get", r.gvk, named([]param{pPretty}))
+		read.desc, read.consumes, read.responses = "read status of the specified "+kind, consumesAny, ok(r.obj)
+		b.addUpdate(path, infix+kind+"Status", "status of the specified "+kind, r, named)
+	case subBinding:
+		bind := b.add(http.MethodPost, path, "create", infix+kind+"Binding", "post", gvkBinding, withNS(r, append([]param{pathParam("name", "name of the Binding")}, writeParams()...)))
+		bind.desc, bind.consumes, bind.body, bind.responses = "create binding of a Pod", consumesAny, modelBinding, accepted(modelBinding, created(modelBinding))
+	case subEviction:
+		ev := b.add(http.MethodPost, path, "create", infix+kind+"Eviction", "post", gvkEviction, withNS(r, append([]param{pathParam("name", "name of the Eviction")}, writeParams()...)))
+		ev.desc, ev.consumes, ev.body, ev.responses = "create eviction of a Pod", consumesAny, modelEviction, accepted(modelEviction, created(modelEviction))
+	case subLog:
+		lg := b.add(http.MethodGet, path, "read", infix+kind+"Log", "get", r.gvk, named(logParams()))
+		lg.desc, lg.consumes, lg.responses = "read log of the specified Pod", consumesAny, ok("")
+		lg.produces = []string{"text/plain", "application/json", "application/yaml"}
+	case subExec:
+		for _, method := range []string{http.MethodGet, http.MethodPost} {
+			verb := "connect" + method[:1] + strings.ToLower(method[1:])
+			ex := b.add(method, path, verb, infix+kind+"Exec", "connect", gvkPodExecOptions, withNS(r, append([]param{pathParam("name", "name of the PodExecOptions")}, execParams()...)))
+			ex.desc, ex.consumes, ex.produces, ex.responses = "connect "+method+" requests to exec of Pod", consumesAny, []string{"*/*"}, ok("")
+		}
+	}
+}
+
+// addDiscovery adds the "get available resources" operation of the group version.
+func (b *routeBuilder) addDiscovery() {
+	r := &route{
+		method:    http.MethodGet,
+		path:      b.gv.root() + "/",
+		opID:      "get" + gvIdent(b.gv.gv) + "APIResources",
+		tag:       gvTag(b.gv.gv),
+		desc:      "get available resources",
+		consumes:  []string{"application/json", "application/yaml"},
+		produces:  []string{"application/json", "application/yaml"},
+		responses: ok(modelResourceList),
+	}
+	b.routes = append(b.routes, r)
+}
+
+// containers returns one route container per served group version.
+func containers() []*container {
+	var out []*container
+	for _, gv := range served() {
+		b := &routeBuilder{gv: gv}
+		b.addDiscovery()
+		for _, r := range gv.resources {
+			b.addResource(r)
+		}
+		out = append(out, &container{root: gv.root(), routes: b.routes})
+	}
+	return out
+}
+
+// operationIDAndTags names an operation and tags it with its group version.
+func operationIDAndTags(r common.Route) (string, []string, error) {
+	own, isOwn := r.(*route)
+	if !isOwn || own.tag == "" {
+		return r.OperationName(), nil, nil
+	}
+	return r.OperationName(), []string{own.tag}, nil
+}
