@@ -1,0 +1,287 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	batch "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// applyPodOps executes the planned deletions or creations and reports what
+// actually happened.
+func (c *Controller) applyPodOps(ctx context.Context, key string, st *syncState) (podOpsResult, error) {
+	switch {
+	case len(st.deleteActive) > 0:
+		return c.deletePods(ctx, st.job, st.deleteActive, false, "")
+	case len(st.deleteJobPods) > 0:
+		c.podExpect.expect(key, 0, len(st.deleteJobPods))
+		return c.deletePods(ctx, st.job, st.deleteJobPods, true, key)
+	case len(st.creates) > 0:
+		return c.createPods(ctx, key, st)
+	}
+	return podOpsResult{}, nil
+}
+
+// deletePods deletes pods in parallel. With dropFinalizer the tracking
+// finalizer is removed first, so the pod is never counted (suspend, scale
+// down); expectations of key are lowered for each failed deletion.
+func (c *Controller) deletePods(ctx context.Context, job *batch.Job, pods []*v1.Pod, dropFinalizer bool, key string) (podOpsResult, error) {
+	var deleted, ready atomic.Int32
+	errs := make([]error, len(pods))
+	var wg sync.WaitGroup
+	for i, p := range pods {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.deleteOnePod(ctx, job, p, dropFinalizer); err != nil {
+				if key != "" {
+					c.podExpect.deletionObserved(key)
+				}
+				errs[i] = err
+				return
+			}
+			deleted.Add(1)
+			if isPodReady(p) {
+				ready.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return podOpsResult{deleted: deleted.Load(), deletedReady: ready.Load()}, errors.Join(errs...)
+}
+
+func (c *Controller) deleteOnePod(ctx context.Context, job *batch.Job, p *v1.Pod, dropFinalizer bool) error {
+	pods := c.client.CoreV1().Pods(p.Namespace)
+	if dropFinalizer && hasTrackingFinalizer(p) {
+		_, err := pods.Patch(ctx, p.Name, types.StrategicMergePatchType, removeFinalizerPatch, metav1.PatchOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("removing completion finalizer: %w", err)
+		}
+	}
+	err := pods.Delete(ctx, p.Name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		c.recorder.Eventf(job, v1.EventTypeWarning, eventFailedDelete, "Error deleting: %v", err)
+		return fmt.Errorf("delete pod %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	c.recorder.Eventf(job, v1.EventTypeNormal, eventSuccessfulDelete, "Deleted pod: %v", p.Name)
+	return nil
+}
+
+// createPods creates the planned pods in slow-start batches (1, 2, 4, ...);
+// after a batch with an error the rest is skipped and retried later.
+func (c *Controller) createPods(ctx context.Context, key string, st *syncState) (podOpsResult, error) {
+	todo := st.creates
+	c.podExpect.expect(key, len(todo), 0)
+	var failed atomic.Int32
+	var firstErr error
+	var succeeded int32
+	for batch := min(slowStartInitialBatchSize, len(todo)); len(todo) > 0; batch = min(2*batch, len(todo)) {
+		errs := c.createBatch(ctx, st.job, todo[:batch])
+		todo = todo[batch:]
+		nErr := 0
+		for _, err := range errs {
+			if err == nil {
+				continue
+			}
+			nErr++
+			c.podExpect.creationObserved(key)
+			failed.Add(1)
+			if firstErr == nil {
+				firstErr = err
+			}
+		}
+		succeeded += int32(batch - nErr)
+		if nErr > 0 {
+			for range todo {
+				c.podExpect.creationObserved(key)
+			}
+			failed.Add(int32(len(todo)))
+			break
+		}
+	}
+	c.metrics.podsCreation.WithLabelValues(st.createReason, "succeeded").Add(float64(succeeded))
+	if n := len(st.creates) - int(succeeded); n > 0 && firstErr != nil {
+		c.metrics.podsCreation.WithLabelValues(st.createReason, "failed").Add(float64(n))
+	}
+	return podOpsResult{createsFailed: failed.Load()}, firstErr
+}
+
+func (c *Controller) createBatch(ctx context.Context, job *batch.Job, creates []podCreate) []error {
+	errs := make([]error, len(creates))
+	var wg sync.WaitGroup
+	for i, pc := range creates {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.createPod(ctx, job, pc.pod)
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+func (c *Controller) createPod(ctx context.Context, job *batch.Job, pod *v1.Pod) error {
+	created, err := c.client.CoreV1().Pods(job.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		if apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause) {
+			return nil
+		}
+		c.recorder.Eventf(job, v1.EventTypeWarning, eventFailedCreate, "Error creating: %v", err)
+		return fmt.Errorf("create pod for job %s: %w", jobKey(job), err)
+	}
+	c.recorder.Eventf(job, v1.EventTypeNormal, eventSuccessfulCreate, "Created pod: %v", created.Name)
+	return nil
+}
+
+// trackAndFlush runs the finalizer protocol: write status with the new
+// uncounted pods and interim condition, remove finalizers, then write the
+// counters and, once nothing is pending, the final condition.
+func (c *Controller) trackAndFlush(ctx context.Context, key string, st *syncState, observed *batch.JobStatus) error {
+	tp := st.track()
+	flushed := false
+	if !equality.Semantic.DeepEqual(*observed, st.job.Status) {
+		if err := c.updateStatus(ctx, st, observed); err != nil {
+			return fmt.Errorf("adding uncounted pods to status: %w", err)
+		}
+		flushed = true
+		c.recordIndexes(st.job, tp)
+	}
+	for action, n := range tp.pfpActions {
+		c.metrics.pfpHandled.WithLabelValues(string(action)).Add(float64(n))
+	}
+	removed, rmErr := c.removeFinalizers(ctx, key, tp.removeFinalizers)
+	if !flushed && rmErr == nil {
+		c.backoff.set(key, st.newBackoff)
+	}
+	before := st.job.Status.DeepCopy()
+	if rmErr != nil {
+		cleanUncounted(&st.job.Status, tp.uidsWithFinalizer.Difference(removed))
+		if !equality.Semantic.DeepEqual(*before, st.job.Status) {
+			if err := c.updateStatus(ctx, st, before); err != nil {
+				return fmt.Errorf("removing uncounted pods from status: %w", err)
+			}
+		}
+		return rmErr
+	}
+	finished := st.finishTracking(tp, removed)
+	if equality.Semantic.DeepEqual(*before, st.job.Status) {
+		return nil
+	}
+	if err := c.updateStatus(ctx, st, before); err != nil {
+		return fmt.Errorf("removing uncounted pods from status: %w", err)
+	}
+	if finished {
+		c.recordFinished(st.job, st.finishedCond)
+	}
+	return nil
+}
+
+// updateStatus writes st.job's status (PUT /status) and keeps the returned
+// object, so a later write in the same sync carries the new resourceVersion.
+func (c *Controller) updateStatus(ctx context.Context, st *syncState, previous *batch.JobStatus) error {
+	updated, err := c.client.BatchV1().Jobs(st.job.Namespace).UpdateStatus(ctx, st.job, metav1.UpdateOptions{})
+	if err != nil {
+		return err
+	}
+	status := st.job.Status
+	st.job = updated
+	st.job.Status = status
+	c.backoff.set(jobKey(updated), st.newBackoff)
+	c.recordPodsFinished(updated, previous)
+	return nil
+}
+
+// removeFinalizers patches the tracking finalizer off the pods in parallel
+// and returns the UIDs that no longer carry it (NotFound counts as gone).
+func (c *Controller) removeFinalizers(ctx context.Context, key string, pods []*v1.Pod) (sets.Set[types.UID], error) {
+	removed := sets.New[types.UID]()
+	if len(pods) == 0 {
+		return removed, nil
+	}
+	uids := make([]types.UID, len(pods))
+	for i, p := range pods {
+		uids[i] = p.UID
+	}
+	c.finalizerExp.expectRemoved(key, uids)
+	ok := make([]bool, len(pods))
+	errs := make([]error, len(pods))
+	var wg sync.WaitGroup
+	for i, p := range pods {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, removeFinalizerPatch, metav1.PatchOptions{})
+			if err != nil {
+				c.finalizerExp.observed(key, p.UID)
+				if !apierrors.IsNotFound(err) {
+					errs[i] = fmt.Errorf("removing tracking finalizer from pod %s: %w", p.Name, err)
+					return
+				}
+			}
+			ok[i] = true
+		}()
+	}
+	wg.Wait()
+	for i, p := range pods {
+		if ok[i] {
+			removed.Insert(p.UID)
+		}
+	}
+	return removed, errors.Join(errs...)
+}
+
+// recordFinished emits the completion or failure event and metric, and
+// remembers the Job until the informer shows its terminal status.
+func (c *Controller) recordFinished(job *batch.Job, cond *batch.JobCondition) {
+	mode := completionModeOf(job)
+	if cond.Type == batch.JobComplete {
+		if job.Spec.Completions != nil && job.Status.Succeeded > *job.Spec.Completions {
+			c.recorder.Event(job, v1.EventTypeWarning, eventTooManySucceeded, msgTooManySucceeded)
+		}
+		c.recorder.Event(job, v1.EventTypeNormal, eventCompleted, msgCompleted)
+		c.metrics.jobsFinished.WithLabelValues(mode, "succeeded", cond.Reason).Inc()
+	} else {
+		c.recorder.Event(job, v1.EventTypeWarning, cond.Reason, cond.Message)
+		c.metrics.jobsFinished.WithLabelValues(mode, "failed", cond.Reason).Inc()
+	}
+	c.markFinished(job)
+}
+
+func (c *Controller) recordPodsFinished(job *batch.Job, previous *batch.JobStatus) {
+	mode := completionModeOf(job)
+	if d := job.Status.Succeeded - previous.Succeeded; d > 0 {
+		c.metrics.podsFinished.WithLabelValues(mode, "succeeded").Add(float64(d))
+	}
+	if d := job.Status.Failed - previous.Failed; d > 0 {
+		c.metrics.podsFinished.WithLabelValues(mode, "failed").Add(float64(d))
+	}
+}
+
+func (c *Controller) recordIndexes(job *batch.Job, tp *trackPlan) {
+	limit := "global"
+	if job.Spec.BackoffLimitPerIndex != nil {
+		limit = "perIndex"
+	}
+	if tp.newSucceededIxs > 0 {
+		c.metrics.finishedIndexes.WithLabelValues("succeeded", limit).Add(float64(tp.newSucceededIxs))
+	}
+	if tp.newFailedIndexes > 0 {
+		c.metrics.finishedIndexes.WithLabelValues("failed", limit).Add(float64(tp.newFailedIndexes))
+	}
+	tp.newSucceededIxs, tp.newFailedIndexes = 0, 0
+}

@@ -1,0 +1,112 @@
+package job
+
+import (
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// backoffRecord remembers the pod failures since the last success of a Job;
+// it drives the exponential delay before failed pods are replaced.
+type backoffRecord struct {
+	failuresAfterLastSuccess int32
+	lastFailureTime          *time.Time
+}
+
+// backoffStore keeps the records in memory, keyed by Job key. Like upstream
+// it is not persisted: a restarted controller starts with no delay.
+type backoffStore struct {
+	mu      sync.Mutex
+	records map[string]backoffRecord
+}
+
+func newBackoffStore() *backoffStore {
+	return &backoffStore{records: map[string]backoffRecord{}}
+}
+
+func (s *backoffStore) get(key string) backoffRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.records[key]
+}
+
+func (s *backoffStore) set(key string, r backoffRecord) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.records[key] = r
+}
+
+func (s *backoffStore) remove(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.records, key)
+}
+
+// nextBackoffRecord folds the newly finished pods into the record: failures
+// accumulate until a success, after which only failures that finished
+// strictly after the latest success count.
+func nextBackoffRecord(old backoffRecord, newSucceeded, newFailed []*v1.Pod) backoffRecord {
+	succeeded := append([]*v1.Pod(nil), newSucceeded...)
+	failed := append([]*v1.Pod(nil), newFailed...)
+	sortByFinishedTime(succeeded)
+	sortByFinishedTime(failed)
+	if len(succeeded) == 0 {
+		if len(failed) == 0 {
+			return old
+		}
+		t := finishedTime(failed[len(failed)-1])
+		return backoffRecord{failuresAfterLastSuccess: old.failuresAfterLastSuccess + int32(len(failed)), lastFailureTime: &t}
+	}
+	rec := backoffRecord{}
+	lastSuccess := finishedTime(succeeded[len(succeeded)-1])
+	for i := len(failed) - 1; i >= 0; i-- {
+		t := finishedTime(failed[i])
+		if !t.After(lastSuccess) {
+			break
+		}
+		if rec.lastFailureTime == nil {
+			rec.lastFailureTime = &t
+		}
+		rec.failuresAfterLastSuccess++
+	}
+	return rec
+}
+
+// remaining is how long pod creation must still wait.
+func (r backoffRecord) remaining(now time.Time, base, limit time.Duration) time.Duration {
+	return remainingForFailures(now, base, limit, r.failuresAfterLastSuccess, r.lastFailureTime)
+}
+
+// remainingPerIndex is the backoffLimitPerIndex delay of an index whose last
+// failed pod is given (nil: no delay).
+func remainingPerIndex(now time.Time, base, limit time.Duration, lastFailed *v1.Pod) time.Duration {
+	if lastFailed == nil {
+		return 0
+	}
+	t := finishedTime(lastFailed)
+	return remainingForFailures(now, base, limit, indexAbsoluteFailureCount(lastFailed)+1, &t)
+}
+
+// remainingForFailures: delay = min(base*2^(n-1), limit), minus the time
+// elapsed since the last failure, floored at zero.
+func remainingForFailures(now time.Time, base, limit time.Duration, failures int32, last *time.Time) time.Duration {
+	if failures == 0 || last == nil {
+		return 0
+	}
+	delay := base
+	for i := int32(1); i < failures; i++ {
+		delay *= 2
+		if delay >= limit {
+			delay = limit
+			break
+		}
+	}
+	elapsed := now.Sub(*last)
+	if delay < elapsed {
+		return 0
+	}
+	return delay - elapsed
+}
+
+func durationOf(ns int64) time.Duration { return time.Duration(ns) }

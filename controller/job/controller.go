@@ -1,0 +1,207 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	batchinformers "k8s.io/client-go/informers/batch/v1"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+)
+
+// Options configure a Controller. Zero values take upstream's defaults.
+type Options struct {
+	// Clock drives every time decision and the work queues' delays.
+	Clock clock.WithTicker
+	// Logger receives structured logs; nil discards them.
+	Logger *slog.Logger
+	// Registerer receives the job_controller_* metrics; nil skips them.
+	Registerer prometheus.Registerer
+	// Recorder records Job events. When nil the controller creates an
+	// event broadcaster writing core/v1 Events with component
+	// "job-controller" through the client.
+	Recorder record.EventRecorder
+	// SyncBatchPeriod batches syncs triggered by pod changes (default 1s).
+	SyncBatchPeriod time.Duration
+	// PodFailureBackOff / MaxPodFailureBackOff: the exponential delay before
+	// replacing failed pods (defaults 10s / 10m).
+	PodFailureBackOff    time.Duration
+	MaxPodFailureBackOff time.Duration
+	// MaxUncountedPods and MaxPodCreateDeletePerSync (defaults 500).
+	MaxUncountedPods          int
+	MaxPodCreateDeletePerSync int
+}
+
+// Controller is the batch/v1 Job controller.
+type Controller struct {
+	client      kubernetes.Interface
+	jobLister   batchlisters.JobLister
+	podLister   corelisters.PodLister
+	podIndexer  cache.Indexer
+	jobsSynced  cache.InformerSynced
+	podsSynced  cache.InformerSynced
+	queue       workqueue.TypedRateLimitingInterface[string]
+	orphanQueue workqueue.TypedRateLimitingInterface[string]
+
+	clock       clock.WithTicker
+	log         *slog.Logger
+	metrics     *metrics
+	recorder    record.EventRecorder
+	broadcaster record.EventBroadcaster
+	batchPeriod time.Duration
+	tun         tunables
+
+	podExpect      *podExpectations
+	finalizerExp   *finalizerExpectations
+	backoff        *backoffStore
+	finishedJobsMu sync.Mutex
+	finishedJobs   map[types.UID]bool // terminal status written, update not yet seen
+}
+
+const podByJobIndex = "job-controller-uid"
+
+// NewController builds the Job controller over the given informers. It
+// registers its event handlers and pod indexer, so call it before the
+// informer factory starts.
+func NewController(ctx context.Context, podInformer coreinformers.PodInformer, jobInformer batchinformers.JobInformer, client kubernetes.Interface, opts Options) (*Controller, error) {
+	opts = withDefaults(opts)
+	m, err := newMetrics(opts.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("register job controller metrics: %w", err)
+	}
+	c := &Controller{
+		client:       client,
+		jobLister:    jobInformer.Lister(),
+		podLister:    podInformer.Lister(),
+		podIndexer:   podInformer.Informer().GetIndexer(),
+		jobsSynced:   jobInformer.Informer().HasSynced,
+		podsSynced:   podInformer.Informer().HasSynced,
+		clock:        opts.Clock,
+		log:          opts.Logger,
+		metrics:      m,
+		recorder:     opts.Recorder,
+		batchPeriod:  opts.SyncBatchPeriod,
+		podExpect:    newPodExpectations(opts.Clock, ExpectationsTimeout),
+		finalizerExp: newFinalizerExpectations(),
+		backoff:      newBackoffStore(),
+		finishedJobs: map[types.UID]bool{},
+		tun: tunables{
+			podFailureBackOff:    opts.PodFailureBackOff,
+			maxPodFailureBackOff: opts.MaxPodFailureBackOff,
+			maxUncountedPods:     opts.MaxUncountedPods,
+			maxCreateDelete:      opts.MaxPodCreateDeletePerSync,
+		},
+	}
+	c.queue = newQueue(opts.Clock, "job")
+	c.orphanQueue = newQueue(opts.Clock, "job_orphan_pod")
+	if c.recorder == nil {
+		c.broadcaster = record.NewBroadcaster(record.WithContext(ctx))
+		c.recorder = c.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: controllerComponent})
+	}
+	if err := c.addPodIndexer(podInformer.Informer()); err != nil {
+		return nil, err
+	}
+	if err := c.registerHandlers(podInformer.Informer(), jobInformer.Informer()); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func withDefaults(o Options) Options {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.SyncBatchPeriod == 0 {
+		o.SyncBatchPeriod = DefaultSyncJobBatchPeriod
+	}
+	def := defaultTunables()
+	if o.PodFailureBackOff == 0 {
+		o.PodFailureBackOff = def.podFailureBackOff
+	}
+	if o.MaxPodFailureBackOff == 0 {
+		o.MaxPodFailureBackOff = def.maxPodFailureBackOff
+	}
+	if o.MaxUncountedPods == 0 {
+		o.MaxUncountedPods = def.maxUncountedPods
+	}
+	if o.MaxPodCreateDeletePerSync == 0 {
+		o.MaxPodCreateDeletePerSync = def.maxCreateDelete
+	}
+	return o
+}
+
+func newQueue(c clock.WithTicker, name string) workqueue.TypedRateLimitingInterface[string] {
+	return workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](DefaultJobAPIBackOff, MaxJobAPIBackOff),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: name, Clock: c},
+	)
+}
+
+// Run starts the event broadcaster, waits for the caches and runs workers
+// sync workers and as many orphan-pod workers until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	defer c.queue.ShutDown()
+	defer c.orphanQueue.ShutDown()
+	if c.broadcaster != nil {
+		c.broadcaster.StartStructuredLogging(3)
+		c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
+		defer c.broadcaster.Shutdown()
+	}
+	c.log.Info("starting job controller", "workers", workers)
+	if !cache.WaitForNamedCacheSync("job", ctx.Done(), c.podsSynced, c.jobsSynced) {
+		return fmt.Errorf("job controller: caches did not sync")
+	}
+	var wg sync.WaitGroup
+	for range max(workers, 1) {
+		wg.Add(2)
+		go func() { defer wg.Done(); c.runWorker(ctx, c.queue, c.syncJob) }()
+		go func() { defer wg.Done(); c.runWorker(ctx, c.orphanQueue, c.syncOrphanPod) }()
+	}
+	<-ctx.Done()
+	c.queue.ShutDown()
+	c.orphanQueue.ShutDown()
+	wg.Wait()
+	c.log.Info("stopped job controller")
+	return nil
+}
+
+func (c *Controller) runWorker(ctx context.Context, q workqueue.TypedRateLimitingInterface[string], sync func(context.Context, string) error) {
+	for c.processNext(ctx, q, sync) {
+	}
+}
+
+func (c *Controller) processNext(ctx context.Context, q workqueue.TypedRateLimitingInterface[string], sync func(context.Context, string) error) bool {
+	key, quit := q.Get()
+	if quit {
+		return false
+	}
+	defer q.Done(key)
+	if err := sync(ctx, key); err != nil {
+		c.log.Info("sync failed, requeueing", "key", key, "err", err)
+		q.AddRateLimited(key)
+		return true
+	}
+	q.Forget(key)
+	return true
+}
+
+// SyncJob runs one sync of the Job with the given key; exported for tests
+// and tools that drive the controller without workers.
+func (c *Controller) SyncJob(ctx context.Context, key string) error { return c.syncJob(ctx, key) }

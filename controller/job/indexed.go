@@ -1,0 +1,246 @@
+package job
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	batch "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+)
+
+const (
+	completionIndexEnvName = "JOB_COMPLETION_INDEX"
+	unknownIndex           = -1
+)
+
+// span is a closed range of completion indexes [first, last].
+type span struct{ first, last int }
+
+// indexSet is an ordered list of disjoint, non-adjacent spans: the in-memory
+// form of status.completedIndexes and status.failedIndexes.
+type indexSet []span
+
+func isIndexed(job *batch.Job) bool {
+	return job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batch.IndexedCompletion
+}
+
+func completionModeOf(job *batch.Job) string {
+	if isIndexed(job) {
+		return string(batch.IndexedCompletion)
+	}
+	return string(batch.NonIndexedCompletion)
+}
+
+// parseIndexSet reads the interval text the way the controller does: corrupt
+// fragments are skipped, parsing stops at the first interval at or beyond
+// completions, ends are clamped to completions-1, adjacent spans merge.
+func parseIndexSet(text string, completions int) indexSet {
+	if text == "" {
+		return nil
+	}
+	var out indexSet
+	for _, frag := range strings.Split(text, ",") {
+		bounds := strings.Split(frag, "-")
+		first, err := strconv.Atoi(bounds[0])
+		if err != nil {
+			continue
+		}
+		if first >= completions {
+			break
+		}
+		last := first
+		if len(bounds) > 1 {
+			if last, err = strconv.Atoi(bounds[1]); err != nil {
+				continue
+			}
+			last = min(last, completions-1)
+		}
+		if n := len(out); n > 0 && out[n-1].last == first-1 {
+			out[n-1].last = last
+			continue
+		}
+		out = append(out, span{first, last})
+	}
+	return out
+}
+
+// String writes the interval text: runs of three or more as "a-b", a run of
+// two as "a,b".
+func (s indexSet) String() string {
+	var b strings.Builder
+	for _, sp := range s {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(sp.first))
+		switch {
+		case sp.last == sp.first+1:
+			b.WriteByte(',')
+			b.WriteString(strconv.Itoa(sp.last))
+		case sp.last > sp.first+1:
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(sp.last))
+		}
+	}
+	return b.String()
+}
+
+func (s indexSet) total() int {
+	n := 0
+	for _, sp := range s {
+		n += sp.last - sp.first + 1
+	}
+	return n
+}
+
+func (s indexSet) has(ix int) bool {
+	i, _ := slices.BinarySearchFunc(s, ix, func(sp span, t int) int {
+		if sp.last < t {
+			return -1
+		}
+		if sp.first > t {
+			return 1
+		}
+		return 0
+	})
+	return i < len(s) && s[i].first <= ix && ix <= s[i].last
+}
+
+// union returns the merged set of s and o.
+func (s indexSet) union(o indexSet) indexSet {
+	all := make(indexSet, 0, len(s)+len(o))
+	all = append(append(all, s...), o...)
+	slices.SortFunc(all, func(a, b span) int { return a.first - b.first })
+	var out indexSet
+	for _, sp := range all {
+		if n := len(out); n > 0 && sp.first <= out[n-1].last+1 {
+			out[n-1].last = max(out[n-1].last, sp.last)
+			continue
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+// withIndexes returns s plus the given indexes.
+func (s indexSet) withIndexes(ixs []int) indexSet {
+	o := make(indexSet, 0, len(ixs))
+	for _, ix := range ixs {
+		o = append(o, span{ix, ix})
+	}
+	return s.union(o)
+}
+
+// podIndex reads the completion index annotation; invalid values are unknown.
+func podIndex(p *v1.Pod) int {
+	v, ok := p.Annotations[batch.JobCompletionIndexAnnotation]
+	if !ok {
+		return unknownIndex
+	}
+	i, err := strconv.Atoi(v)
+	if err != nil || i < 0 {
+		return unknownIndex
+	}
+	return i
+}
+
+// validIndex tells whether the pod carries a usable index below completions.
+func validIndex(p *v1.Pod, completions int32) bool {
+	ix := podIndex(p)
+	return ix != unknownIndex && ix < int(completions)
+}
+
+func indexesOf(pods []*v1.Pod) []int {
+	var out []int
+	for _, p := range pods {
+		if ix := podIndex(p); ix != unknownIndex {
+			out = append(out, ix)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// firstPendingIndexes returns up to count of the lowest indexes below
+// completions that are not in any of the busy sets.
+func firstPendingIndexes(busy indexSet, count, completions int) []int {
+	var out []int
+	next := 0
+	for _, sp := range busy {
+		for ; next < sp.first && next < completions && len(out) < count; next++ {
+			out = append(out, next)
+		}
+		next = max(next, sp.last+1)
+	}
+	for ; next < completions && len(out) < count; next++ {
+		out = append(out, next)
+	}
+	return out
+}
+
+// duplicateIndexPodsForRemoval splits active pods of an Indexed Job into the
+// pods that must go (no index, index out of range, all but the most active
+// pod of a repeated index) and the rest.
+func duplicateIndexPodsForRemoval(pods []*v1.Pod, completions int) (rm, keep []*v1.Pod) {
+	byIndex := map[int][]*v1.Pod{}
+	var order []int
+	for _, p := range pods {
+		ix := podIndex(p)
+		if ix == unknownIndex || ix >= completions {
+			rm = append(rm, p)
+			continue
+		}
+		if _, ok := byIndex[ix]; !ok {
+			order = append(order, ix)
+		}
+		byIndex[ix] = append(byIndex[ix], p)
+	}
+	slices.Sort(order)
+	for _, ix := range order {
+		group := byIndex[ix]
+		sortActivePods(group)
+		rm = append(rm, group[:len(group)-1]...)
+		keep = append(keep, group[len(group)-1])
+	}
+	return rm, keep
+}
+
+// podGenerateNameWithIndex is "<job>-<index>-", with the job name cut so the
+// prefix fits the generated-name limit.
+func podGenerateNameWithIndex(jobName string, index int) string {
+	suffix := "-" + strconv.Itoa(index) + "-"
+	prefix := jobName + suffix
+	if len(prefix) > maxGeneratedNameLength {
+		prefix = jobName[:maxGeneratedNameLength-len(suffix)] + suffix
+	}
+	return prefix
+}
+
+// annotationCount reads a non-negative int32 annotation; anything else is 0.
+func annotationCount(p *v1.Pod, key string) int32 {
+	v, ok := p.Annotations[key]
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > math.MaxInt32 {
+		return 0
+	}
+	return int32(n)
+}
+
+func indexFailureCount(p *v1.Pod) int32 {
+	return annotationCount(p, batch.JobIndexFailureCountAnnotation)
+}
+
+func indexIgnoredFailureCount(p *v1.Pod) int32 {
+	return annotationCount(p, batch.JobIndexIgnoredFailureCountAnnotation)
+}
+
+func indexAbsoluteFailureCount(p *v1.Pod) int32 {
+	return indexFailureCount(p) + indexIgnoredFailureCount(p)
+}
+
+func sortInts(s []int) { slices.Sort(s) }

@@ -1,0 +1,204 @@
+package job
+
+import (
+	"slices"
+
+	batch "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// trackPlan is the finalizer half of a sync (KEP-2307): finished pods are
+// first recorded in status.uncountedTerminatedPods (or completedIndexes),
+// that status is written, then their finalizers are removed, and only then
+// are they moved into the counters. A crash between any two steps neither
+// loses nor double-counts a pod.
+type trackPlan struct {
+	removeFinalizers  []*v1.Pod
+	uidsWithFinalizer sets.Set[types.UID]
+	reachedMax        bool
+	pfpActions        map[batch.PodFailurePolicyAction]int
+	newFailedIndexes  int
+	newSucceededIxs   int
+}
+
+// track adds the newly finished pods to the uncounted lists and indexes,
+// appends the interim FailureTarget/SuccessCriteriaMet condition, and lists
+// the pods whose finalizer can go. st.finishedCond becomes the final
+// condition (Failed or Complete) to set once everything is counted.
+func (st *syncState) track() *trackPlan {
+	job := st.job
+	tp := &trackPlan{uidsWithFinalizer: sets.New[types.UID](), pfpActions: map[batch.PodFailurePolicyAction]int{}}
+	pods := st.pods
+	if isIndexed(job) {
+		pods = slices.Clone(pods)
+		slices.SortStableFunc(pods, func(a, b *v1.Pod) int { return podIndex(a) - podIndex(b) })
+	}
+	for _, p := range pods {
+		if hasTrackingFinalizer(p) && !st.expectedRmFinalizers.Has(p.UID) {
+			tp.uidsWithFinalizer.Insert(p.UID)
+		}
+	}
+	cleanUncounted(&job.Status, tp.uidsWithFinalizer)
+	uncounted := job.Status.UncountedTerminatedPods
+	var newSucceededIndexes []int
+	for _, p := range pods {
+		if !hasTrackingFinalizer(p) || st.expectedRmFinalizers.Has(p.UID) {
+			continue
+		}
+		failed := isPodFailed(p, job)
+		if !st.canRemoveFinalizer(p, failed) {
+			continue
+		}
+		tp.removeFinalizers = append(tp.removeFinalizers, p)
+		switch {
+		case p.Status.Phase == v1.PodSucceeded && !st.uncountedFailed.Has(p.UID):
+			if isIndexed(job) {
+				if validIndex(p, *job.Spec.Completions) && !st.prevSucceededIndexes.has(podIndex(p)) {
+					newSucceededIndexes = append(newSucceededIndexes, podIndex(p))
+				}
+			} else if !st.uncountedSucceeded.Has(p.UID) {
+				uncounted.Succeeded = append(uncounted.Succeeded, p.UID)
+				st.uncountedSucceeded.Insert(p.UID)
+			}
+		case failed || (st.finishedCond != nil && st.finishedCond.Type != batch.JobSuccessCriteriaMet):
+			st.trackFailed(p, tp)
+		}
+		if len(newSucceededIndexes)+len(uncounted.Succeeded)+len(uncounted.Failed) >= st.tun.maxUncountedPods {
+			tp.reachedMax = true
+			break
+		}
+	}
+	if isIndexed(job) {
+		st.trackIndexes(newSucceededIndexes, tp)
+	}
+	st.appendInterimCondition()
+	return tp
+}
+
+// trackFailed records a failed pod (or a pod of a failing Job) as an
+// uncounted failure unless the pod failure policy ignores it.
+func (st *syncState) trackFailed(p *v1.Pod, tp *trackPlan) {
+	job := st.job
+	if st.uncountedFailed.Has(p.UID) {
+		return
+	}
+	if isIndexed(job) && !validIndex(p, *job.Spec.Completions) {
+		return
+	}
+	if job.Spec.PodFailurePolicy != nil {
+		r := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p)
+		if r.action != nil {
+			tp.pfpActions[*r.action]++
+		}
+		if !r.count {
+			return
+		}
+	}
+	job.Status.UncountedTerminatedPods.Failed = append(job.Status.UncountedTerminatedPods.Failed, p.UID)
+	st.uncountedFailed.Insert(p.UID)
+}
+
+func (st *syncState) trackIndexes(newSucceeded []int, tp *trackPlan) {
+	job := st.job
+	st.succeededIndexes = st.succeededIndexes.withIndexes(dedupSorted(newSucceeded))
+	tp.newSucceededIxs = len(newSucceeded)
+	job.Status.Succeeded = int32(st.succeededIndexes.total())
+	job.Status.CompletedIndexes = st.succeededIndexes.String()
+	if st.failedIndexes == nil {
+		job.Status.FailedIndexes = nil
+		return
+	}
+	var prev int
+	if job.Status.FailedIndexes != nil {
+		prev = parseIndexSet(*job.Status.FailedIndexes, int(*job.Spec.Completions)).total()
+	}
+	tp.newFailedIndexes = max(st.failedIndexes.total()-prev, 0)
+	s := st.failedIndexes.String()
+	job.Status.FailedIndexes = &s
+}
+
+// appendInterimCondition writes FailureTarget or SuccessCriteriaMet before
+// any finalizer is removed, and turns finishedCond into the final condition.
+func (st *syncState) appendInterimCondition() {
+	c := st.finishedCond
+	if c == nil {
+		return
+	}
+	job := st.job
+	switch c.Type {
+	case batch.JobFailureTarget:
+		job.Status.Conditions = append(job.Status.Conditions, *c)
+		st.finishedCond = newCondition(batch.JobFailed, v1.ConditionTrue, c.Reason, c.Message, st.now)
+	case batch.JobSuccessCriteriaMet:
+		if findCondition(job.Status.Conditions, batch.JobSuccessCriteriaMet) == nil {
+			job.Status.Conditions = append(job.Status.Conditions, *c)
+		}
+		st.finishedCond = newCondition(batch.JobComplete, v1.ConditionTrue, c.Reason, c.Message, st.now)
+	}
+}
+
+// canRemoveFinalizer: the Job is being deleted or finishing, the pod
+// succeeded, or it failed and is not the pod an index keeps until its
+// replacement exists.
+func (st *syncState) canRemoveFinalizer(p *v1.Pod, failed bool) bool {
+	if st.job.DeletionTimestamp != nil || st.finishedCond != nil || p.Status.Phase == v1.PodSucceeded {
+		return true
+	}
+	if !failed {
+		return false
+	}
+	if st.job.Spec.BackoffLimitPerIndex != nil {
+		if kept, ok := st.delayedDeletion[podIndex(p)]; ok && kept.UID == p.UID {
+			return false
+		}
+	}
+	return true
+}
+
+// cleanUncounted moves uncounted UIDs whose pod no longer holds the
+// finalizer into the counters. It reports whether anything moved.
+func cleanUncounted(status *batch.JobStatus, withFinalizer sets.Set[types.UID]) bool {
+	u := status.UncountedTerminatedPods
+	keepS := keepUIDs(u.Succeeded, withFinalizer)
+	keepF := keepUIDs(u.Failed, withFinalizer)
+	changed := len(keepS) != len(u.Succeeded) || len(keepF) != len(u.Failed)
+	status.Succeeded += int32(len(u.Succeeded) - len(keepS))
+	status.Failed += int32(len(u.Failed) - len(keepF))
+	u.Succeeded, u.Failed = keepS, keepF
+	return changed
+}
+
+func keepUIDs(uids []types.UID, keep sets.Set[types.UID]) []types.UID {
+	var out []types.UID
+	for _, uid := range uids {
+		if keep.Has(uid) {
+			out = append(out, uid)
+		}
+	}
+	return out
+}
+
+// finishTracking runs after the finalizer patches: removed holds the UIDs
+// whose finalizer is gone. It counts them and, when nothing is left
+// uncounted or terminating, sets the final condition. It reports whether
+// the Job finished.
+func (st *syncState) finishTracking(tp *trackPlan, removed sets.Set[types.UID]) bool {
+	with := tp.uidsWithFinalizer.Difference(removed)
+	cleanUncounted(&st.job.Status, with)
+	if tp.reachedMax || st.finishedCond == nil {
+		return false
+	}
+	u := st.job.Status.UncountedTerminatedPods
+	if len(u.Succeeded)+len(u.Failed) > 0 || st.terminating > 0 {
+		return false
+	}
+	c := st.finishedCond
+	st.job.Status.Conditions, _ = ensureConditionStatus(st.job.Status.Conditions, c.Type, c.Status, c.Reason, c.Message, st.now)
+	if c.Type == batch.JobComplete {
+		t := c.LastTransitionTime
+		st.job.Status.CompletionTime = &t
+	}
+	return true
+}
