@@ -9,6 +9,7 @@ import (
 	"k8s.io/kube-openapi/pkg/builder3"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/util"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
@@ -31,6 +32,12 @@ func routeContainers() []common.RouteContainer {
 	return out
 }
 
+// extraModels are definitions no route mentions that clients still look
+// up: watch streams carry WatchEvent objects.
+func extraModels() []string {
+	return []string{util.GetCanonicalTypeName(modelWatchEvent)}
+}
+
 // V2 builds the OpenAPI v2 (Swagger) document of every served resource.
 func V2() (*spec.Swagger, error) {
 	namer := newDefinitionNamer()
@@ -44,6 +51,13 @@ func V2() (*spec.Swagger, error) {
 	sw, err := builder.BuildOpenAPISpecFromRoutes(routeContainers(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("build openapi v2: %w", err)
+	}
+	extra, err := builder.BuildOpenAPIDefinitionsForResources(cfg, extraModels()...)
+	if err != nil {
+		return nil, fmt.Errorf("build openapi v2 extra definitions: %w", err)
+	}
+	for name, def := range extra.Definitions {
+		sw.Definitions[name] = def
 	}
 	return sw, nil
 }
@@ -65,6 +79,13 @@ func V3() (map[string]*spec3.OpenAPI, error) {
 		doc, err := builder3.BuildOpenAPISpecFromRoutes([]common.RouteContainer{c}, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("build openapi v3 %s: %w", c.root, err)
+		}
+		extra, err := builder3.BuildOpenAPIDefinitionsForResources(cfg, extraModels()...)
+		if err != nil {
+			return nil, fmt.Errorf("build openapi v3 %s extra definitions: %w", c.root, err)
+		}
+		for name, schema := range extra {
+			doc.Components.Schemas[name] = schema
 		}
 		out[strings.TrimPrefix(c.root, "/")] = doc
 	}
