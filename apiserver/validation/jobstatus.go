@@ -16,7 +16,7 @@ import (
 // the fields it reads changed, as in the strategy's getStatusValidationOptions
 // with JobManagedBy on.
 type statusChecks struct {
-	decreasingSucceeded, invalidCompleted, invalidFailed, completedForNonIndexed bool
+	decreasingSucceeded, invalidCompleted, invalidFailed, completedForNonIndexed     bool
 	failedWithoutBLPI, overlap, finishedActive, finishedNoStart, finishedUncounted   bool
 	startTimeUpdate, completionBeforeStart, notCompleteWithTime, completeWithoutTime bool
 	completeAndFailed, completeAndFailureTarget                                      bool
