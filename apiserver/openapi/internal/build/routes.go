@@ -14,12 +14,14 @@ const (
 	extGVK    = "x-kubernetes-group-version-kind"
 )
 
+// Media types batchlet's API server speaks: JSON only, and no server-side
+// apply patches; custom-resource-like JobSets take no strategic merge patch.
 var (
-	producesObject = []string{"application/json", "application/yaml"}
-	producesList   = []string{"application/json", "application/yaml", "application/json;stream=watch"}
+	producesObject = []string{"application/json"}
+	producesList   = []string{"application/json", "application/json;stream=watch"}
 	consumesAny    = []string{"*/*"}
-	patchTypes     = []string{"application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json", "application/apply-patch+yaml"}
-	crPatchTypes   = []string{"application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"}
+	patchTypes     = []string{"application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"}
+	crPatchTypes   = []string{"application/json-patch+json", "application/merge-patch+json"}
 )
 
 // gvIdent is the operation-ID infix of a group version: "CoreV1", "BatchV1",
@@ -169,7 +171,7 @@ func (b *routeBuilder) addSubresource(r resource, item, infix, sub string, named
 	case subLog:
 		lg := b.add(http.MethodGet, path, "read", infix+kind+"Log", "get", r.gvk, named(logParams()))
 		lg.desc, lg.consumes, lg.responses = "read log of the specified Pod", consumesAny, ok("")
-		lg.produces = []string{"text/plain", "application/json", "application/yaml"}
+		lg.produces = []string{"text/plain"}
 	case subExec:
 		for _, method := range []string{http.MethodGet, http.MethodPost} {
 			verb := "connect" + method[:1] + strings.ToLower(method[1:])
@@ -187,8 +189,8 @@ func (b *routeBuilder) addDiscovery() {
 		opID:      "get" + gvIdent(b.gv.gv) + "APIResources",
 		tag:       gvTag(b.gv.gv),
 		desc:      "get available resources",
-		consumes:  []string{"application/json", "application/yaml"},
-		produces:  []string{"application/json", "application/yaml"},
+		consumes:  []string{"application/json"},
+		produces:  []string{"application/json"},
 		responses: ok(modelResourceList),
 	}
 	b.routes = append(b.routes, r)
