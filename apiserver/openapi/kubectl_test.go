@@ -54,17 +54,7 @@ func TestKubectlExplain(t *testing.T) {
 	defer srv.Close()
 
 	dir := t.TempDir()
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	config := `apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "` + srv.URL + `", insecure-skip-tls-verify: true}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-`
-	if err := os.WriteFile(kubeconfig, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := writeKubeconfig(t, dir, srv.URL)
 	cases := []struct {
 		field string
 		want  []string
@@ -84,4 +74,21 @@ current-context: c
 			}
 		}
 	}
+}
+
+// writeKubeconfig writes a kubeconfig for a TLS test server into dir.
+func writeKubeconfig(t *testing.T, dir, server string) string {
+	t.Helper()
+	config := `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "` + server + `", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`
+	path := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
