@@ -53,7 +53,8 @@ func (t EventType) String() string {
 	return "UNKNOWN"
 }
 
-// Event is one entry of the revision log.
+// Event is one entry of the revision log. Events delivered by Watch are
+// shared between watchers: treat them and their values as read-only.
 type Event struct {
 	Type EventType
 	KV   KeyValue

@@ -18,6 +18,7 @@ type Backend struct {
 	data       map[string]storage.KeyValue
 	rev        int64
 	compactRev int64
+	closed     bool
 	hub        *watchhub.Hub
 }
 
@@ -32,16 +33,23 @@ func New(historySize int) *Backend {
 func (b *Backend) Get(_ context.Context, key string) (storage.KeyValue, error) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
+	if b.closed {
+		return storage.KeyValue{}, storage.ErrClosed
+	}
 	kv, ok := b.data[key]
 	if !ok {
 		return storage.KeyValue{}, storage.ErrNotFound
 	}
+	kv.Value = append([]byte(nil), kv.Value...)
 	return kv, nil
 }
 
 func (b *Backend) List(_ context.Context, prefix string, opts storage.ListOptions) (storage.ListResult, error) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
+	if b.closed {
+		return storage.ListResult{}, storage.ErrClosed
+	}
 	if opts.Revision > b.rev {
 		return storage.ListResult{}, storage.ErrFuture
 	}
@@ -63,7 +71,9 @@ func (b *Backend) List(_ context.Context, prefix string, opts storage.ListOption
 		keys = keys[:opts.Limit]
 	}
 	for _, k := range keys {
-		res.Items = append(res.Items, b.data[k])
+		kv := b.data[k]
+		kv.Value = append([]byte(nil), kv.Value...)
+		res.Items = append(res.Items, kv)
 	}
 	return res, nil
 }
@@ -71,6 +81,9 @@ func (b *Backend) List(_ context.Context, prefix string, opts storage.ListOption
 func (b *Backend) Create(_ context.Context, key string, value []byte) (int64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.closed {
+		return 0, storage.ErrClosed
+	}
 	if _, ok := b.data[key]; ok {
 		return 0, storage.ErrExists
 	}
@@ -84,6 +97,9 @@ func (b *Backend) Create(_ context.Context, key string, value []byte) (int64, er
 func (b *Backend) Update(_ context.Context, key string, value []byte, expectedRev int64) (int64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.closed {
+		return 0, storage.ErrClosed
+	}
 	prev, ok := b.data[key]
 	if !ok {
 		return 0, storage.ErrNotFound
@@ -101,6 +117,9 @@ func (b *Backend) Update(_ context.Context, key string, value []byte, expectedRe
 func (b *Backend) Delete(_ context.Context, key string, expectedRev int64) (int64, storage.KeyValue, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.closed {
+		return 0, storage.KeyValue{}, storage.ErrClosed
+	}
 	prev, ok := b.data[key]
 	if !ok {
 		return 0, storage.KeyValue{}, storage.ErrNotFound
@@ -122,7 +141,7 @@ func (b *Backend) Watch(ctx context.Context, prefix string, fromRev int64) (<-ch
 	if fromRev > b.rev {
 		return nil, storage.ErrFuture
 	}
-	return b.hub.Watch(ctx, prefix, fromRev, b.compactRev, b.rev)
+	return b.hub.Watch(ctx, prefix, fromRev, b.compactRev)
 }
 
 func (b *Backend) CurrentRevision() int64 {
@@ -140,6 +159,9 @@ func (b *Backend) CompactRevision() int64 {
 func (b *Backend) Compact(_ context.Context, rev int64) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if rev > b.rev {
+		return storage.ErrFuture
+	}
 	if rev > b.compactRev {
 		b.compactRev = rev
 	}
@@ -147,6 +169,9 @@ func (b *Backend) Compact(_ context.Context, rev int64) error {
 }
 
 func (b *Backend) Close() error {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
 	b.hub.Close()
 	return nil
 }
