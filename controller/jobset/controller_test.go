@@ -40,10 +40,8 @@ type harness struct {
 
 func newHarness(t *testing.T, js *jobsetapi.JobSet) *harness {
 	t.Helper()
+	// An empty scheme: the fake dynamic client must keep JobSets unstructured.
 	scheme := runtime.NewScheme()
-	if err := jobsetapi.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
 	u, err := toUnstructured(js.DeepCopy())
 	if err != nil {
 		t.Fatal(err)
