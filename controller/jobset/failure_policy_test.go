@@ -244,4 +244,3 @@ func eventStrings(events []event) []string {
 	}
 	return out
 }
-
