@@ -2,15 +2,40 @@ package controlplane
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"net/http"
+	"path/filepath"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 
+	"github.com/batchlet/batchlet/apiserver"
+	"github.com/batchlet/batchlet/apiserver/openapi"
+	gccontroller "github.com/batchlet/batchlet/controller/gc"
+	jobcontroller "github.com/batchlet/batchlet/controller/job"
+	jobsetcontroller "github.com/batchlet/batchlet/controller/jobset"
 	"github.com/batchlet/batchlet/pki"
 	"github.com/batchlet/batchlet/storage"
+	"github.com/batchlet/batchlet/storage/bolt"
 	"github.com/batchlet/batchlet/storage/memory"
 )
+
+// StoreFile is the bbolt database inside the data dir.
+const StoreFile = "state.db"
+
+// Sync batching for the Job controller: upstream batches pod-triggered syncs
+// over 1 s; a short window keeps the batching benefit at high pod rates
+// without adding visible latency.
+const jobSyncBatchPeriod = 5 * time.Millisecond
 
 type apiServer struct {
 	handler   http.Handler
@@ -19,13 +44,107 @@ type apiServer struct {
 }
 
 func openStore(opts Options) (storage.Backend, error) {
-	return memory.New(100_000), nil
+	if opts.InMemory {
+		return memory.New(100_000), nil
+	}
+	b, err := bolt.Open(filepath.Join(opts.DataDir, StoreFile), bolt.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 func newAPIServer(cp *ControlPlane, bundle *pki.Bundle) (*apiServer, error) {
-	return nil, errors.New("the API server is not supported yet")
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	cp.registry = reg
+	oa, err := openapi.New()
+	if err != nil {
+		return nil, fmt.Errorf("build openapi: %w", err)
+	}
+	srv, err := apiserver.New(apiserver.Config{
+		Storage:        cp.store,
+		Authenticator:  apiserver.TokenMap{bundle.Token: "admin"},
+		NodeProxyToken: bundle.Token,
+		Clock:          clock.RealClock{},
+		Logger:         cp.log.With("component", "apiserver"),
+		Registerer:     reg,
+		Gatherer:       reg,
+		OpenAPIV2:      oa.V2Handler(),
+		OpenAPIV3:      oa.V3Handler(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("build API server: %w", err)
+	}
+	return &apiServer{handler: srv.Handler(), inProcess: srv.InProcessConfig(), run: srv.Run}, nil
+}
+
+// clients are the in-process clients every component shares.
+type clients struct {
+	kube      kubernetes.Interface
+	dyn       dynamic.Interface
+	meta      metadata.Interface
+	informers informers.SharedInformerFactory
+	dynInf    dynamicinformer.DynamicSharedInformerFactory
+	metaInf   metadatainformer.SharedInformerFactory
+}
+
+func newClients(cfg *rest.Config) (*clients, error) {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("build client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("build dynamic client: %w", err)
+	}
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("build metadata client: %w", err)
+	}
+	return &clients{
+		kube: kube, dyn: dyn, meta: meta,
+		informers: informers.NewSharedInformerFactory(kube, 0),
+		dynInf:    dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0),
+		metaInf:   metadatainformer.NewSharedInformerFactory(meta, 0),
+	}, nil
 }
 
 func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle) error {
+	cfg := cp.ClientConfig()
+	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit in-process
+	c, err := newClients(cfg)
+	if err != nil {
+		return err
+	}
+	log := cp.log
+	jobCtl, err := jobcontroller.NewController(ctx, c.informers.Core().V1().Pods(), c.informers.Batch().V1().Jobs(), c.kube, jobcontroller.Options{
+		Clock: clock.RealClock{}, Logger: log.With("controller", "job"), Registerer: cp.registry, SyncBatchPeriod: jobSyncBatchPeriod,
+	})
+	if err != nil {
+		return fmt.Errorf("job controller: %w", err)
+	}
+	jobSetCtl, err := jobsetcontroller.NewController(c.kube, c.dyn, c.informers, c.dynInf, jobsetcontroller.Options{
+		Clock: clock.RealClock{}, Logger: log.With("controller", "jobset"), Registerer: cp.registry,
+	})
+	if err != nil {
+		return fmt.Errorf("jobset controller: %w", err)
+	}
+	gcCtl, err := gccontroller.New(c.meta, c.metaInf, nil, clock.RealClock{}, log.With("controller", "garbagecollector"), cp.registry)
+	if err != nil {
+		return fmt.Errorf("garbage collector: %w", err)
+	}
+	// Informers are requested by the constructors above; start them after.
+	c.informers.Start(ctx.Done())
+	c.dynInf.Start(ctx.Done())
+	c.metaInf.Start(ctx.Done())
+	cp.goRun("job-controller", func() error { return jobCtl.Run(ctx, 4) })
+	cp.goRun("jobset-controller", func() error { return jobSetCtl.Run(ctx, 2) })
+	cp.goRun("garbage-collector", func() error { return gcCtl.Run(ctx, 2) })
+	return cp.startNodeComponents(ctx, c, bundle)
+}
+
+// startNodeComponents starts the scheduler and the embedded agent.
+func (cp *ControlPlane) startNodeComponents(ctx context.Context, c *clients, bundle *pki.Bundle) error {
 	return nil
 }

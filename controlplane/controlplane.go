@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
 
 	"github.com/batchlet/batchlet/pki"
@@ -28,6 +29,7 @@ type ControlPlane struct {
 	store    storage.Backend
 	http     *http.Server
 	inproc   *rest.Config
+	registry *prometheus.Registry
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	errMu    sync.Mutex
