@@ -1,0 +1,208 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/batchlet/batchlet/apiserver/registry"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	sjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"sigs.k8s.io/yaml"
+)
+
+// outputFormat is what the client asked the response to be.
+type outputFormat int
+
+const (
+	formatObject outputFormat = iota
+	formatTable
+	formatMetadata
+)
+
+// negotiate reads the Accept header. It returns an error for media types we
+// cannot produce (protobuf only, for example).
+func negotiate(r *http.Request) (outputFormat, error) {
+	accept := r.Header.Get("Accept")
+	if accept == "" {
+		return formatObject, nil
+	}
+	for _, clause := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(clause))
+		if err != nil {
+			continue
+		}
+		if mt != "application/json" && mt != "*/*" && mt != "application/*" && mt != "application/yaml" {
+			continue
+		}
+		switch params["as"] {
+		case "":
+			return formatObject, nil
+		case "Table":
+			if params["g"] == "meta.k8s.io" && (params["v"] == "v1" || params["v"] == "v1beta1") {
+				return formatTable, nil
+			}
+		case "PartialObjectMetadata", "PartialObjectMetadataList":
+			if params["g"] == "meta.k8s.io" && (params["v"] == "v1" || params["v"] == "v1beta1") {
+				return formatMetadata, nil
+			}
+		}
+	}
+	return formatObject, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "", schema.GroupResource{}, "", "only the following media types are accepted: application/json, application/yaml", 0, false)
+}
+
+// readBody reads the request body within the configured limit.
+func (s *Server) readBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	limit := s.cfg.MaxRequestBodyBytes
+	if r.ContentLength > limit {
+		return nil, errTooLarge(limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("read request body: %v", err))
+	}
+	if int64(len(data)) > limit {
+		return nil, errTooLarge(limit)
+	}
+	return data, nil
+}
+
+// toJSON converts a YAML body to JSON when the content type says YAML.
+func toJSON(r *http.Request, data []byte) ([]byte, error) {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch mt {
+	case "", "application/json", "*/*":
+		return data, nil
+	case "application/yaml", "application/x-yaml", "text/yaml":
+		j, err := yaml.YAMLToJSON(data)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("error converting YAML to JSON: %v", err))
+		}
+		return j, nil
+	}
+	return nil, errUnsupportedMedia(mt)
+}
+
+// decodeBody decodes a request body into the resource's type, checking its
+// apiVersion and kind against gvk, and honouring fieldValidation. Warnings
+// are added to the response headers.
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, gvk schema.GroupVersionKind, into runtime.Object) error {
+	data, err := s.readBody(r)
+	if err != nil {
+		return err
+	}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == runtime.ContentTypeProtobuf {
+		return s.decodeProtobuf(data, gvk, into)
+	}
+	if data, err = toJSON(r, data); err != nil {
+		return err
+	}
+	return s.decodeJSON(w, r, data, gvk, into)
+}
+
+// decodeProtobuf decodes the protobuf envelope client-go's typed clients
+// send for built-in kinds.
+func (s *Server) decodeProtobuf(data []byte, gvk schema.GroupVersionKind, into runtime.Object) error {
+	ser := protobuf.NewSerializer(s.scheme, s.scheme)
+	def := gvk
+	_, got, err := ser.Decode(data, &def, into)
+	if err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, err))
+	}
+	if got != nil && !got.Empty() && *got != gvk {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s", got.Kind, got.Version, gvk.Kind))
+	}
+	into.GetObjectKind().SetGroupVersionKind(gvk)
+	return nil
+}
+
+func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, data []byte, gvk schema.GroupVersionKind, into runtime.Object) error {
+	var tm metav1.TypeMeta
+	if err := json.Unmarshal(data, &tm); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, err))
+	}
+	if tm.APIVersion != "" && tm.APIVersion != gvk.GroupVersion().String() {
+		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", tm.APIVersion, gvk.GroupVersion().String()))
+	}
+	if tm.Kind != "" && tm.Kind != gvk.Kind {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the object kind %q does not match the expected kind %q", tm.Kind, gvk.Version, gvk.Kind, tm.Kind, gvk.Kind))
+	}
+	validation := r.URL.Query().Get("fieldValidation")
+	ser := sjson.NewSerializerWithOptions(sjson.DefaultMetaFactory, s.scheme, s.scheme, sjson.SerializerOptions{Strict: validation != "Ignore"})
+	def := gvk
+	_, _, err := ser.Decode(data, &def, into)
+	if err != nil {
+		if !runtime.IsStrictDecodingError(err) {
+			return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, err))
+		}
+		if validation == "Strict" {
+			return apierrors.NewBadRequest(err.Error())
+		}
+		if se, ok := runtime.AsStrictDecodingError(err); ok {
+			for _, e := range se.Errors() {
+				w.Header().Add("Warning", fmt.Sprintf("299 - %q", e))
+			}
+		}
+	}
+	into.GetObjectKind().SetGroupVersionKind(gvk)
+	return nil
+}
+
+// writeObject answers with obj in the negotiated format.
+func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, res *registry.Resource, code int, obj runtime.Object) {
+	format, err := negotiate(r)
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	var out interface{} = obj
+	switch format {
+	case formatTable:
+		if res != nil && res.GVK() == obj.GetObjectKind().GroupVersionKind() {
+			out = s.table(r, res, []runtime.Object{obj}, metav1.ListMeta{ResourceVersion: accessor(obj).GetResourceVersion()})
+		}
+	case formatMetadata:
+		if res != nil && res.GVK() == obj.GetObjectKind().GroupVersionKind() {
+			out = partialMetadata(obj)
+		}
+	}
+	writeJSON(w, code, out)
+}
+
+func partialMetadata(obj runtime.Object) *metav1.PartialObjectMetadata {
+	m := accessor(obj)
+	pm := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadata"}}
+	if om, ok := m.(*metav1.ObjectMeta); ok {
+		pm.ObjectMeta = *om
+	}
+	return pm
+}
+
+// decodeLoose decodes an options-like body (DeleteOptions, Eviction) in any
+// supported media type without checking its apiVersion.
+func (s *Server) decodeLoose(r *http.Request, data []byte, into runtime.Object) error {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == runtime.ContentTypeProtobuf {
+		if _, _, err := protobuf.NewSerializer(s.scheme, s.scheme).Decode(data, nil, into); err != nil {
+			return apierrors.NewBadRequest(fmt.Sprintf("decode %T: %v", into, err))
+		}
+		return nil
+	}
+	data, err := toJSON(r, data)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, into); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("decode %T: %v", into, err))
+	}
+	return nil
+}

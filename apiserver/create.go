@@ -1,0 +1,157 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/batchlet/batchlet/apiserver/registry"
+	"github.com/batchlet/batchlet/apiserver/validation"
+	"github.com/batchlet/batchlet/storage"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, info requestInfo) {
+	res := info.Res
+	obj := res.New()
+	if err := s.decodeBody(w, r, res.GVK(), obj); err != nil {
+		s.writeError(w, err)
+		return
+	}
+	m := accessor(obj)
+	if res.Namespaced {
+		if m.GetNamespace() == "" {
+			m.SetNamespace(info.Namespace)
+		}
+		if m.GetNamespace() != info.Namespace {
+			s.writeError(w, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
+			return
+		}
+	} else {
+		m.SetNamespace("")
+	}
+	out, err := s.createObject(r.Context(), res, obj, isDryRun(r))
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	s.writeObject(w, r, res, http.StatusCreated, out)
+}
+
+func isDryRun(r *http.Request) bool {
+	for _, v := range r.URL.Query()["dryRun"] {
+		if v == "All" {
+			return true
+		}
+	}
+	return false
+}
+
+// createObject runs admission, defaulting and validation and stores obj.
+func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj runtime.Object, dryRun bool) (runtime.Object, error) {
+	m := accessor(obj)
+	if res.Namespaced {
+		if err := s.admitNamespace(ctx, res, m.GetNamespace(), m.GetName()); err != nil {
+			return nil, err
+		}
+	}
+	generated := false
+	if m.GetName() == "" && m.GetGenerateName() != "" {
+		m.SetName(m.GetGenerateName() + utilrand.String(5))
+		generated = true
+	}
+	m.SetUID(uuid.NewUUID())
+	m.SetCreationTimestamp(metav1.NewTime(s.clock.Now()))
+	m.SetResourceVersion("")
+	m.SetDeletionTimestamp(nil)
+	m.SetDeletionGracePeriodSeconds(nil)
+	m.SetGeneration(1)
+	m.SetManagedFields(nil)
+	if res.PrepareForCreate != nil {
+		res.PrepareForCreate(obj)
+	}
+	if errs := s.validateCreate(res, obj); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(res.GVK().GroupKind(), m.GetName(), errs)
+	}
+	if dryRun {
+		return obj, nil
+	}
+	data, err := encodeForStorage(res, obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	for attempt := 0; ; attempt++ {
+		rev, err := s.store.Create(ctx, objectKey(res, m.GetNamespace(), m.GetName()), data)
+		if errors.Is(err, storage.ErrExists) && generated && attempt < 8 {
+			m.SetName(m.GetGenerateName() + utilrand.String(5))
+			if data, err = encodeForStorage(res, obj); err != nil {
+				return nil, apierrors.NewInternalError(err)
+			}
+			continue
+		}
+		if err != nil {
+			return nil, s.storageError(err, res, m.GetName())
+		}
+		m.SetResourceVersion(fmt.Sprint(rev))
+		break
+	}
+	if res.GVR.Resource == "namespaces" && res.GVR.Group == "" {
+		s.ensureDefaultServiceAccount(ctx, m.GetName())
+	}
+	return obj, nil
+}
+
+func (s *Server) validateCreate(res *registry.Resource, obj runtime.Object) field.ErrorList {
+	m := accessor(obj)
+	om, _ := m.(*metav1.ObjectMeta)
+	var errs field.ErrorList
+	if om != nil {
+		errs = append(errs, validation.ValidateObjectMeta(om, res.Namespaced, !res.NameIsLabel, field.NewPath("metadata"))...)
+	}
+	if len(errs) == 0 {
+		errs = append(errs, basicNameErrors(res, m)...)
+	}
+	if res.Validate != nil {
+		errs = append(errs, res.Validate(obj)...)
+	}
+	return errs
+}
+
+// admitNamespace rejects content in missing or terminating namespaces.
+func (s *Server) admitNamespace(ctx context.Context, res *registry.Resource, namespace, name string) error {
+	if namespace == "" {
+		return apierrors.NewBadRequest("the server could not find the requested resource: namespace is required")
+	}
+	nsRes := s.resource("", "v1", "namespaces")
+	obj, _, err := s.getObject(ctx, nsRes, "", namespace)
+	if err != nil {
+		return err
+	}
+	ns := obj.(*corev1.Namespace)
+	if ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
+		if res.GVR.Resource == "events" {
+			return nil
+		}
+		return apierrors.NewForbidden(res.GroupResource(), name,
+			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", namespace))
+	}
+	return nil
+}
+
+// basicNameErrors is apimachinery's object-meta validation, the fallback
+// when the validation package reports nothing.
+func basicNameErrors(res *registry.Resource, m metav1.Object) field.ErrorList {
+	nameFn := apivalidation.NameIsDNSSubdomain
+	if res.NameIsLabel {
+		nameFn = apivalidation.NameIsDNSLabel
+	}
+	return apivalidation.ValidateObjectMetaAccessor(m, res.Namespaced, nameFn, field.NewPath("metadata"))
+}

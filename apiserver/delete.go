@@ -1,0 +1,258 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/batchlet/batchlet/apiserver/registry"
+	"github.com/batchlet/batchlet/storage"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// deleteOptions reads DeleteOptions from the body or the query.
+func (s *Server) deleteOptions(w http.ResponseWriter, r *http.Request) (*metav1.DeleteOptions, error) {
+	opts := &metav1.DeleteOptions{}
+	data, err := s.readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > 0 {
+		if err := s.decodeLoose(r, data, opts); err != nil {
+			return nil, err
+		}
+	}
+	q := r.URL.Query()
+	if v := q.Get("gracePeriodSeconds"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds: %s", v))
+		}
+		opts.GracePeriodSeconds = &n
+	}
+	if v := q.Get("propagationPolicy"); v != "" {
+		p := metav1.DeletionPropagation(v)
+		opts.PropagationPolicy = &p
+	}
+	if v := q.Get("orphanDependents"); v != "" {
+		b := v == "true"
+		opts.OrphanDependents = &b
+	}
+	if isDryRun(r) {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	if p := opts.PropagationPolicy; p != nil {
+		switch *p {
+		case metav1.DeletePropagationOrphan, metav1.DeletePropagationBackground, metav1.DeletePropagationForeground:
+		default:
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Unsupported value: %q: supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\"", *p))
+		}
+	}
+	return opts, nil
+}
+
+func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, info requestInfo) {
+	opts, err := s.deleteOptions(w, r)
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	obj, deleted, err := s.deleteObject(r.Context(), info.Res, info.Namespace, info.Name, opts)
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	s.writeDeleteResult(w, r, info.Res, obj, deleted, opts)
+}
+
+func (s *Server) writeDeleteResult(w http.ResponseWriter, r *http.Request, res *registry.Resource, obj runtime.Object, deleted bool, opts *metav1.DeleteOptions) {
+	code := http.StatusOK
+	if !deleted && opts.OrphanDependents != nil && !*opts.OrphanDependents {
+		code = http.StatusAccepted
+	}
+	if deleted && !returnsDeletedObject(res) {
+		m := accessor(obj)
+		writeJSON(w, code, successStatus(0, &metav1.StatusDetails{Name: m.GetName(), Group: res.GVR.Group, Kind: res.GVR.Resource, UID: m.GetUID()}))
+		return
+	}
+	s.writeObject(w, r, res, code, obj)
+}
+
+// returnsDeletedObject: like kube-apiserver, pods and namespaces answer a
+// delete with the object, others with a Status.
+func returnsDeletedObject(res *registry.Resource) bool {
+	return res.GVR.Group == "" && (res.GVR.Resource == "pods" || res.GVR.Resource == "namespaces")
+}
+
+// deleteObject deletes or marks for deletion. deleted says the object is gone.
+func (s *Server) deleteObject(ctx context.Context, res *registry.Resource, namespace, name string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
+	for attempt := 0; attempt < maxUpdateAttempts; attempt++ {
+		cur, kv, err := s.getObject(ctx, res, namespace, name)
+		if err != nil {
+			return nil, false, err
+		}
+		if err := checkPreconditions(res, cur, opts.Preconditions); err != nil {
+			return nil, false, err
+		}
+		obj := cur.DeepCopyObject()
+		if res.GVR.Group == "" && res.GVR.Resource == "namespaces" {
+			out, err := s.markNamespaceDeleting(ctx, res, obj, kv, opts)
+			if errors.Is(err, errRetry) {
+				continue
+			}
+			return out, false, err
+		}
+		pending := s.markDeleting(res, obj, opts)
+		if len(opts.DryRun) > 0 {
+			return obj, !pending, nil
+		}
+		if pending {
+			out, err := s.writeUpdate(ctx, res, obj, cur, kv)
+			if errors.Is(err, errRetry) {
+				continue
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			return out, accessor(out).GetDeletionTimestamp() != nil && s.deletionDue(res, out), nil
+		}
+		rev, _, err := s.store.Delete(ctx, kv.Key, kv.ModRevision)
+		if errors.Is(err, storage.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, false, s.storageError(err, res, name)
+		}
+		accessor(obj).SetResourceVersion(strconv.FormatInt(rev, 10))
+		return obj, true, nil
+	}
+	return nil, false, conflictModified(res.GroupResource(), name)
+}
+
+func checkPreconditions(res *registry.Resource, obj runtime.Object, p *metav1.Preconditions) error {
+	if p == nil {
+		return nil
+	}
+	m := accessor(obj)
+	if p.UID != nil && *p.UID != m.GetUID() {
+		return apierrors.NewConflict(res.GroupResource(), m.GetName(),
+			fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, m.GetUID()))
+	}
+	if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
+		return apierrors.NewConflict(res.GroupResource(), m.GetName(),
+			fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, m.GetResourceVersion()))
+	}
+	return nil
+}
+
+// markDeleting applies propagation finalizers and graceful deletion to obj;
+// it returns true when the object must stay (updated) instead of going now.
+func (s *Server) markDeleting(res *registry.Resource, obj runtime.Object, opts *metav1.DeleteOptions) bool {
+	m := accessor(obj)
+	switch propagation(res, opts) {
+	case metav1.DeletePropagationOrphan:
+		m.SetFinalizers(withFinalizer(withoutFinalizer(m.GetFinalizers(), metav1.FinalizerDeleteDependents), metav1.FinalizerOrphanDependents))
+	case metav1.DeletePropagationForeground:
+		m.SetFinalizers(withFinalizer(withoutFinalizer(m.GetFinalizers(), metav1.FinalizerOrphanDependents), metav1.FinalizerDeleteDependents))
+	case metav1.DeletePropagationBackground:
+		if m.GetDeletionTimestamp() == nil {
+			m.SetFinalizers(withoutFinalizer(withoutFinalizer(m.GetFinalizers(), metav1.FinalizerOrphanDependents), metav1.FinalizerDeleteDependents))
+		}
+	}
+	now := s.clock.Now()
+	grace, graceful := int64(0), false
+	if res.GracefulDelete != nil {
+		grace, graceful = res.GracefulDelete(obj, opts.GracePeriodSeconds)
+	}
+	if graceful {
+		if old := m.GetDeletionGracePeriodSeconds(); m.GetDeletionTimestamp() == nil || (old != nil && grace < *old) {
+			ts := metav1.NewTime(now.Add(time.Duration(grace) * time.Second))
+			m.SetDeletionTimestamp(&ts)
+			m.SetDeletionGracePeriodSeconds(&grace)
+		}
+		return true
+	}
+	if len(m.GetFinalizers()) == 0 {
+		return false
+	}
+	if m.GetDeletionTimestamp() == nil {
+		ts := metav1.NewTime(now)
+		m.SetDeletionTimestamp(&ts)
+	}
+	zero := int64(0)
+	m.SetDeletionGracePeriodSeconds(&zero)
+	return true
+}
+
+func propagation(res *registry.Resource, opts *metav1.DeleteOptions) metav1.DeletionPropagation {
+	switch {
+	case opts.PropagationPolicy != nil:
+		return *opts.PropagationPolicy
+	case opts.OrphanDependents != nil && *opts.OrphanDependents:
+		return metav1.DeletePropagationOrphan
+	case opts.OrphanDependents != nil:
+		return metav1.DeletePropagationBackground
+	case res.OrphanByDefault:
+		return metav1.DeletePropagationOrphan
+	}
+	return ""
+}
+
+func withFinalizer(fs []string, f string) []string {
+	for _, x := range fs {
+		if x == f {
+			return fs
+		}
+	}
+	return append(fs, f)
+}
+
+func withoutFinalizer(fs []string, f string) []string {
+	out := fs[:0:0]
+	for _, x := range fs {
+		if x != f {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, info requestInfo) {
+	res := info.Res
+	if res.GVR.Resource == "namespaces" && res.GVR.Group == "" {
+		s.writeError(w, errMethodNotSupported("namespaces", "deletecollection"))
+		return
+	}
+	f, err := parseFilter(res, r.URL.Query())
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	opts, err := s.deleteOptions(w, r)
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	lr, err := s.listObjects(r.Context(), res, info.Namespace, f, 0, "", "", "")
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	for _, obj := range lr.items {
+		m := accessor(obj)
+		if _, _, err := s.deleteObject(r.Context(), res, m.GetNamespace(), m.GetName(), opts); err != nil && !apierrors.IsNotFound(err) {
+			s.writeError(w, err)
+			return
+		}
+	}
+	list := res.NewList()
+	list.GetObjectKind().SetGroupVersionKind(res.GroupVersion().WithKind(res.Kind + "List"))
+	writeJSON(w, http.StatusOK, successStatus(0, nil))
+	_ = corev1.NamespaceActive
+}

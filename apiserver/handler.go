@@ -1,0 +1,125 @@
+package apiserver
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+type ctxKey int
+
+const (
+	ctxInProcess ctxKey = iota
+	ctxUser
+)
+
+func (s *Server) buildHandler() http.Handler {
+	return http.HandlerFunc(s.serveHTTP)
+}
+
+// statusRecorder remembers the response code for metrics.
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.code == 0 {
+		r.code = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController and the proxy reach the hijacker.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	switch path {
+	case "/healthz", "/livez", "/readyz":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok"))
+		return
+	case "/version", "/version/":
+		s.serveVersion(w)
+		return
+	}
+	if !s.authenticate(r) {
+		s.writeError(w, errUnauthorized())
+		return
+	}
+	switch {
+	case path == "/metrics":
+		promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+		return
+	case path == "/openapi/v2" || strings.HasPrefix(path, "/openapi/v2/"):
+		s.serveOptional(w, r, s.cfg.OpenAPIV2)
+		return
+	case path == "/openapi/v3" || strings.HasPrefix(path, "/openapi/v3/"):
+		s.serveOptional(w, r, s.cfg.OpenAPIV3)
+		return
+	}
+	if s.serveDiscovery(w, r) {
+		return
+	}
+	info, ok := parseResourcePath(path)
+	if !ok {
+		s.writeError(w, errNotFoundPath())
+		return
+	}
+	info.Res = s.resource(info.Group, info.Version, info.Resource)
+	info.Verb = verbFor(r, info)
+	start := s.clock.Now()
+	rec := &statusRecorder{ResponseWriter: w}
+	s.serveResource(rec, r, info)
+	resource := info.Resource
+	s.metrics.observe(info.Verb, info.Group, info.Version, resource, info.Subresource, rec.code, s.clock.Since(start))
+}
+
+func (s *Server) serveOptional(w http.ResponseWriter, r *http.Request, h http.Handler) {
+	if h == nil {
+		s.writeError(w, errNotFoundPath())
+		return
+	}
+	h.ServeHTTP(w, r)
+}
+
+// authenticate accepts in-process requests and valid bearer tokens.
+func (s *Server) authenticate(r *http.Request) bool {
+	if r.Context().Value(ctxInProcess) != nil {
+		return true
+	}
+	if s.cfg.Authenticator == nil {
+		return false
+	}
+	auth := r.Header.Get("Authorization")
+	const prefix = "Bearer "
+	if len(auth) <= len(prefix) || !strings.EqualFold(auth[:len(prefix)], prefix) {
+		return false
+	}
+	_, ok := s.cfg.Authenticator.AuthenticateToken(strings.TrimSpace(auth[len(prefix):]))
+	return ok
+}
+
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
+}

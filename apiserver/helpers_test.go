@@ -1,0 +1,63 @@
+package apiserver
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/batchlet/batchlet/storage/memory"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+const testToken = "test-token"
+
+type testEnv struct {
+	srv    *Server
+	store  *memory.Backend
+	http   *httptest.Server
+	cfg    *rest.Config
+	client kubernetes.Interface
+	ctx    context.Context
+}
+
+func newTestEnv(t *testing.T) *testEnv {
+	t.Helper()
+	store := memory.New(10000)
+	srv, err := New(Config{Storage: store, Authenticator: TokenMap{testToken: "admin"}})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = srv.Run(ctx) }()
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	cfg := &rest.Config{Host: hs.URL, BearerToken: testToken, QPS: -1}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	return &testEnv{srv: srv, store: store, http: hs, cfg: cfg, client: client, ctx: ctx}
+}
+
+func testJob(name string) *batchv1.Job {
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{"app": name}},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "main", Image: "busybox", Command: []string{"true"}}},
+		}}},
+	}
+}
+
+func testPod(name, node string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{"app": name}},
+		Spec: corev1.PodSpec{NodeName: node, RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
+	}
+}

@@ -1,0 +1,92 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+
+	"github.com/batchlet/batchlet/apiserver/registry"
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+)
+
+func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info requestInfo, mode updateMode) {
+	res := info.Res
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	pt := types.PatchType(mt)
+	switch pt {
+	case types.JSONPatchType, types.MergePatchType:
+	case types.StrategicMergePatchType:
+		if res.GVR.Group == "jobset.x-k8s.io" {
+			s.writeError(w, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", res.GroupResource(), info.Name,
+				"strategic merge patch format is not supported", 0, false))
+			return
+		}
+	default:
+		s.writeError(w, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", res.GroupResource(), info.Name,
+			fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s",
+				types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType), 0, false))
+		return
+	}
+	patch, err := s.readBody(r)
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	if !json.Valid(patch) {
+		s.writeError(w, apierrors.NewBadRequest("error decoding patch: invalid JSON"))
+		return
+	}
+	var jp jsonpatch.Patch
+	if pt == types.JSONPatchType {
+		if jp, err = jsonpatch.DecodePatch(patch); err != nil {
+			s.writeError(w, apierrors.NewBadRequest(err.Error()))
+			return
+		}
+	}
+	out, err := s.updateObject(r.Context(), res, info.Namespace, info.Name, mode, isDryRun(r), func(cur runtime.Object) (runtime.Object, error) {
+		return s.applyPatch(w, r, res, pt, patch, jp, cur)
+	})
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	s.writeObject(w, r, res, http.StatusOK, out)
+}
+
+// applyPatch applies a patch to the JSON of cur and decodes the result. The
+// result keeps cur's resourceVersion unless the patch sets one (then it is
+// a precondition).
+func (s *Server) applyPatch(w http.ResponseWriter, r *http.Request, res *registry.Resource, pt types.PatchType, patch []byte, jp jsonpatch.Patch, cur runtime.Object) (runtime.Object, error) {
+	orig, err := json.Marshal(cur)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	var patched []byte
+	switch pt {
+	case types.JSONPatchType:
+		patched, err = jp.Apply(orig)
+	case types.MergePatchType:
+		patched, err = jsonpatch.MergePatch(orig, patch)
+	case types.StrategicMergePatchType:
+		patched, err = strategicpatch.StrategicMergePatch(orig, patch, res.New())
+	}
+	if err != nil {
+		return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "patch", res.GroupResource(), accessor(cur).GetName(), err.Error(), 0, false)
+	}
+	obj := res.New()
+	if err := s.decodeJSON(w, r, patched, res.GVK(), obj); err != nil {
+		return nil, err
+	}
+	m := accessor(obj)
+	if m.GetResourceVersion() == accessor(cur).GetResourceVersion() {
+		// Not a precondition: a retry after a concurrent write re-applies
+		// the patch to the newer object.
+		m.SetResourceVersion("")
+	}
+	return obj, nil
+}

@@ -1,0 +1,108 @@
+package apiserver
+
+import (
+	"fmt"
+	"net/http"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// handleBinding assigns a pod to a node (pods/binding).
+func (s *Server) handleBinding(w http.ResponseWriter, r *http.Request, info requestInfo) {
+	b := &corev1.Binding{}
+	if err := s.decodeBody(w, r, corev1.SchemeGroupVersion.WithKind("Binding"), b); err != nil {
+		s.writeError(w, err)
+		return
+	}
+	if b.Target.Name == "" {
+		s.writeError(w, apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, info.Name,
+			field.ErrorList{field.Required(field.NewPath("target", "name"), "")}))
+		return
+	}
+	_, err := s.updateObject(r.Context(), info.Res, info.Namespace, info.Name, modeRaw, isDryRun(r), func(cur runtime.Object) (runtime.Object, error) {
+		pod := cur.(*corev1.Pod)
+		if pod.DeletionTimestamp != nil {
+			return nil, apierrors.NewConflict(info.Res.GroupResource(), pod.Name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", pod.Name))
+		}
+		if pod.Spec.NodeName != "" {
+			return nil, apierrors.NewConflict(info.Res.GroupResource(), pod.Name, fmt.Errorf("pod %v is already assigned to node %q", pod.Name, pod.Spec.NodeName))
+		}
+		pod.Spec.NodeName = b.Target.Name
+		setPodCondition(pod, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(s.clock.Now())})
+		pod.ResourceVersion = ""
+		return pod, nil
+	})
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, successStatus(http.StatusCreated, nil))
+}
+
+func setPodCondition(pod *corev1.Pod, c corev1.PodCondition) {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == c.Type {
+			if pod.Status.Conditions[i].Status == c.Status {
+				c.LastTransitionTime = pod.Status.Conditions[i].LastTransitionTime
+			}
+			pod.Status.Conditions[i] = c
+			return
+		}
+	}
+	pod.Status.Conditions = append(pod.Status.Conditions, c)
+}
+
+// handleEviction marks the pod DisruptionTarget and deletes it gracefully.
+func (s *Server) handleEviction(w http.ResponseWriter, r *http.Request, info requestInfo) {
+	ev := &policyv1.Eviction{}
+	data, err := s.readBody(r)
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	if err := s.decodeLoose(r, data, ev); err != nil {
+		s.writeError(w, err)
+		return
+	}
+	if ev.Name != "" && ev.Name != info.Name {
+		s.writeError(w, apierrors.NewBadRequest("name in URL does not match name in Eviction object"))
+		return
+	}
+	ctx := r.Context()
+	cur, _, err := s.getObject(ctx, info.Res, info.Namespace, info.Name)
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	pod := cur.(*corev1.Pod)
+	terminal := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+	if pod.DeletionTimestamp == nil && !terminal {
+		_, err = s.updateObject(ctx, info.Res, info.Namespace, info.Name, modeStatus, false, func(cur runtime.Object) (runtime.Object, error) {
+			p := cur.(*corev1.Pod)
+			setPodCondition(p, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+				Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting", LastTransitionTime: metav1.NewTime(s.clock.Now())})
+			p.ResourceVersion = ""
+			return p, nil
+		})
+		if err != nil && !apierrors.IsNotFound(err) {
+			s.writeError(w, err)
+			return
+		}
+	}
+	opts := ev.DeleteOptions
+	if opts == nil {
+		opts = &metav1.DeleteOptions{}
+	}
+	if _, _, err := s.deleteObject(ctx, info.Res, info.Namespace, info.Name, opts); err != nil && !apierrors.IsNotFound(err) {
+		s.writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, successStatus(http.StatusCreated, nil))
+}
+

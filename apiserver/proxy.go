@@ -1,0 +1,148 @@
+package apiserver
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// newNodeTransport talks to node agents: TLS without verification, HTTP/1.1
+// only so that upgrades (exec streams) work.
+func newNodeTransport() *http.Transport {
+	return &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // agents use self-signed certs
+		TLSNextProto:    map[string]func(string, *tls.Conn) http.RoundTripper{},
+	}
+}
+
+// podTarget finds the pod, its container and the agent endpoint of its node.
+func (s *Server) podTarget(r *http.Request, info requestInfo) (*corev1.Pod, string, string, error) {
+	ctx := r.Context()
+	obj, _, err := s.getObject(ctx, info.Res, info.Namespace, info.Name)
+	if err != nil {
+		return nil, "", "", err
+	}
+	pod := obj.(*corev1.Pod)
+	container, err := pickContainer(pod, r.URL.Query().Get("container"))
+	if err != nil {
+		return nil, "", "", err
+	}
+	if pod.Spec.NodeName == "" {
+		return nil, "", "", apierrors.NewBadRequest(fmt.Sprintf("pod %s does not have a host assigned", pod.Name))
+	}
+	nodeObj, _, err := s.getObject(ctx, s.resource("", "v1", "nodes"), "", pod.Spec.NodeName)
+	if err != nil {
+		return nil, "", "", err
+	}
+	node := nodeObj.(*corev1.Node)
+	host := ""
+	for _, a := range node.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			host = a.Address
+			break
+		}
+	}
+	port := node.Status.DaemonEndpoints.KubeletEndpoint.Port
+	if host == "" || port == 0 {
+		return nil, "", "", apierrors.NewBadRequest(fmt.Sprintf("node %s has no kubelet endpoint", node.Name))
+	}
+	return pod, container, net.JoinHostPort(host, strconv.Itoa(int(port))), nil
+}
+
+func pickContainer(pod *corev1.Pod, name string) (string, error) {
+	if name == "" {
+		if len(pod.Spec.Containers) == 1 {
+			return pod.Spec.Containers[0].Name, nil
+		}
+		var names, inits []string
+		for _, c := range pod.Spec.Containers {
+			names = append(names, c.Name)
+		}
+		for _, c := range pod.Spec.InitContainers {
+			inits = append(inits, c.Name)
+		}
+		msg := fmt.Sprintf("a container name must be specified for pod %s, choose one of: %v", pod.Name, names)
+		if len(inits) > 0 {
+			msg += fmt.Sprintf(" or one of the init containers: %v", inits)
+		}
+		return "", apierrors.NewBadRequest(msg)
+	}
+	for _, cs := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for _, c := range cs {
+			if c.Name == name {
+				return name, nil
+			}
+		}
+	}
+	for _, c := range pod.Spec.EphemeralContainers {
+		if c.Name == name {
+			return name, nil
+		}
+	}
+	return "", apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", name, pod.Name))
+}
+
+// handleLog proxies pods/log to the agent's containerLogs endpoint.
+func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, info requestInfo) {
+	pod, container, hostPort, err := s.podTarget(r, info)
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	q := url.Values{}
+	for _, k := range []string{"follow", "previous", "tailLines", "sinceSeconds", "sinceTime", "timestamps", "limitBytes"} {
+		if v, ok := r.URL.Query()[k]; ok {
+			q[k] = v
+		}
+	}
+	target := &url.URL{Scheme: "https", Host: hostPort,
+		Path: fmt.Sprintf("/containerLogs/%s/%s/%s", pod.Namespace, pod.Name, container), RawQuery: q.Encode()}
+	s.proxyTo(w, r, target)
+}
+
+// handleExec proxies pods/exec and pods/attach, upgrades included.
+func (s *Server) handleExec(w http.ResponseWriter, r *http.Request, info requestInfo) {
+	pod, container, hostPort, err := s.podTarget(r, info)
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	in := r.URL.Query()
+	q := url.Values{}
+	q["command"] = in["command"]
+	for from, to := range map[string]string{"stdin": "input", "stdout": "output", "stderr": "error", "tty": "tty"} {
+		if v := in.Get(from); v == "true" || v == "1" {
+			q.Set(to, "1")
+		}
+	}
+	target := &url.URL{Scheme: "https", Host: hostPort,
+		Path: fmt.Sprintf("/%s/%s/%s/%s", info.Subresource, pod.Namespace, pod.Name, container), RawQuery: q.Encode()}
+	s.proxyTo(w, r, target)
+}
+
+func (s *Server) proxyTo(w http.ResponseWriter, r *http.Request, target *url.URL) {
+	token := s.cfg.NodeProxyToken
+	p := &httputil.ReverseProxy{
+		Transport:     s.nodeTransport,
+		FlushInterval: -1,
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL = target
+			pr.Out.Host = target.Host
+			pr.Out.Header.Del("Authorization")
+			if token != "" {
+				pr.Out.Header.Set("Authorization", "Bearer "+token)
+			}
+		},
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			s.writeError(w, apierrors.NewServiceUnavailable(fmt.Sprintf("error trying to reach node agent: %v", err)))
+		},
+	}
+	p.ServeHTTP(w, r)
+}

@@ -1,0 +1,90 @@
+// Package registry describes every resource the API server serves: its
+// names for discovery, how to build its Go types, and the per-resource
+// strategy (defaulting, validation, status handling, field-selector
+// attributes, table columns). Adding a resource is one small file here.
+package registry
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Resource is one served resource and its strategy. Nil funcs are no-ops.
+type Resource struct {
+	GVR        schema.GroupVersionResource
+	Kind       string
+	Singular   string
+	Namespaced bool
+	ShortNames []string
+	Categories []string
+	// Subresources lists served subresources ("status", "binding", ...).
+	Subresources []string
+	// Verbs overrides the default verb list in discovery.
+	Verbs []string
+
+	New     func() runtime.Object
+	NewList func() runtime.Object
+
+	// PrepareForCreate defaults a new object (UID and metadata already set).
+	PrepareForCreate func(obj runtime.Object)
+	// PrepareForUpdate copies what a main-resource update may not change
+	// (usually status) from old to obj and applies update-time defaults.
+	PrepareForUpdate func(obj, old runtime.Object)
+	// PrepareForStatusUpdate copies everything except status from old.
+	PrepareForStatusUpdate func(obj, old runtime.Object)
+	Validate               func(obj runtime.Object) field.ErrorList
+	ValidateUpdate         func(obj, old runtime.Object) field.ErrorList
+	ValidateStatusUpdate   func(obj, old runtime.Object) field.ErrorList
+	// Fields returns the field-selector attributes beyond metadata.name and
+	// metadata.namespace, which are always supported.
+	Fields func(obj runtime.Object) fields.Set
+	// Table describes the columns and builds one row's cells.
+	Columns []metav1.TableColumnDefinition
+	Row     func(obj runtime.Object, now time.Time) metav1.TableRow
+	// OrphanByDefault: deletes without propagationPolicy orphan dependents.
+	OrphanByDefault bool
+	// GracefulDelete returns the grace period to apply (and whether the
+	// delete is graceful) for a delete request asking for requested seconds
+	// (nil = unset).
+	GracefulDelete func(obj runtime.Object, requested *int64) (int64, bool)
+	// HasSpec: generation is bumped when anything outside metadata and
+	// status changes.
+	HasSpec bool
+	// NameIsLabel: names must be DNS-1123 labels instead of subdomains.
+	NameIsLabel bool
+}
+
+// GroupVersion of the resource.
+func (r *Resource) GroupVersion() schema.GroupVersion { return r.GVR.GroupVersion() }
+
+// GVK of the resource's kind.
+func (r *Resource) GVK() schema.GroupVersionKind { return r.GroupVersion().WithKind(r.Kind) }
+
+// GroupResource as used in error messages ("jobs.batch").
+func (r *Resource) GroupResource() schema.GroupResource { return r.GVR.GroupResource() }
+
+// HasSubresource says whether sub is served.
+func (r *Resource) HasSubresource(sub string) bool {
+	for _, s := range r.Subresources {
+		if s == sub {
+			return true
+		}
+	}
+	return false
+}
+
+// All returns every served resource, in discovery order.
+func All() []*Resource {
+	return []*Resource{
+		Namespaces(), Pods(), Nodes(), Events(), Services(), ConfigMaps(), Secrets(), ServiceAccounts(),
+		EventsV1(), Leases(), Jobs(), JobSets(),
+	}
+}
+
+// DefaultVerbs are the verbs of a main resource.
+var DefaultVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}

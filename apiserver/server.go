@@ -1,0 +1,185 @@
+// Package apiserver serves a Kubernetes-compatible HTTP API over a
+// storage.Backend: discovery, CRUD, watch, patch, delete with finalizers and
+// propagation, tables, pod subresources and proxying of logs and exec to
+// node agents. Per-resource behaviour lives in apiserver/registry.
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/batchlet/batchlet/apiserver/registry"
+	"github.com/batchlet/batchlet/storage"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/clock"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+)
+
+// DefaultMaxRequestBodyBytes is the request body limit unless configured.
+const DefaultMaxRequestBodyBytes = 3 << 20
+
+// GitVersion is what /version reports.
+const GitVersion = "v1.34.0-batchlet"
+
+// Authenticator maps a bearer token to a user name.
+type Authenticator interface {
+	AuthenticateToken(token string) (user string, ok bool)
+}
+
+// TokenMap is an Authenticator over a fixed token → user table.
+type TokenMap map[string]string
+
+// AuthenticateToken implements Authenticator.
+func (m TokenMap) AuthenticateToken(token string) (string, bool) {
+	u, ok := m[token]
+	return u, ok
+}
+
+// Config configures a Server.
+type Config struct {
+	Storage storage.Backend
+	// Authenticator checks bearer tokens; nil rejects every external request
+	// except the open health and version endpoints.
+	Authenticator Authenticator
+	// MaxRequestBodyBytes caps request bodies (DefaultMaxRequestBodyBytes if 0).
+	MaxRequestBodyBytes int64
+	// NodeProxyToken is sent as a bearer token to node agents when proxying
+	// pods/log and pods/exec.
+	NodeProxyToken string
+	Clock          clock.Clock
+	Logger         *slog.Logger
+	// Registerer receives the server's metrics; Gatherer serves /metrics.
+	Registerer prometheus.Registerer
+	Gatherer   prometheus.Gatherer
+	// OpenAPIV2 and OpenAPIV3 serve /openapi/v2 and /openapi/v3[/...]; nil
+	// answers 404.
+	OpenAPIV2 http.Handler
+	OpenAPIV3 http.Handler
+	// BookmarkInterval is how often watches with allowWatchBookmarks get a
+	// BOOKMARK (default 1 minute).
+	BookmarkInterval time.Duration
+	// NamespaceSyncInterval is how often terminating namespaces are
+	// re-checked (default 1 second).
+	NamespaceSyncInterval time.Duration
+}
+
+// Server is the API server. Create it with New.
+type Server struct {
+	cfg       Config
+	store     storage.Backend
+	clock     clock.Clock
+	log       *slog.Logger
+	scheme    *runtime.Scheme
+	resources map[schema.GroupVersionResource]*registry.Resource
+	ordered   []*registry.Resource
+	metrics   *metrics
+	handler   http.Handler
+	nsWake    chan struct{}
+	encCache  *encodeCache
+	// nodeTransport proxies pods/log and pods/exec to node agents.
+	nodeTransport *http.Transport
+}
+
+// New builds a Server and makes sure the initial namespaces exist.
+func New(cfg Config) (*Server, error) {
+	if cfg.Storage == nil {
+		return nil, fmt.Errorf("apiserver: Config.Storage is required")
+	}
+	if cfg.MaxRequestBodyBytes == 0 {
+		cfg.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.BookmarkInterval == 0 {
+		cfg.BookmarkInterval = time.Minute
+	}
+	if cfg.NamespaceSyncInterval == 0 {
+		cfg.NamespaceSyncInterval = time.Second
+	}
+	reg := cfg.Registerer
+	if reg == nil {
+		r := prometheus.NewRegistry()
+		reg = r
+		if cfg.Gatherer == nil {
+			cfg.Gatherer = r
+		}
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("apiserver: build scheme: %w", err)
+	}
+	if err := jobsetv1alpha2.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("apiserver: add jobset to scheme: %w", err)
+	}
+	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, fmt.Errorf("apiserver: register metrics: %w", err)
+	}
+	s := &Server{
+		cfg: cfg, store: cfg.Storage, clock: cfg.Clock, log: cfg.Logger, scheme: scheme,
+		resources: map[schema.GroupVersionResource]*registry.Resource{}, metrics: m,
+		nsWake: make(chan struct{}, 1), encCache: newEncodeCache(4096), nodeTransport: newNodeTransport(),
+	}
+	for _, r := range registry.All() {
+		s.resources[r.GVR] = r
+		s.ordered = append(s.ordered, r)
+	}
+	s.handler = s.buildHandler()
+	if err := s.bootstrap(context.Background()); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Handler is the HTTP handler serving the whole API.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Run runs the server's background loops (namespace finalization) until ctx
+// ends.
+func (s *Server) Run(ctx context.Context) error {
+	s.runNamespaceLoop(ctx)
+	return nil
+}
+
+func (s *Server) resource(group, version, resource string) *registry.Resource {
+	return s.resources[schema.GroupVersionResource{Group: group, Version: version, Resource: resource}]
+}
+
+func (s *Server) resourceByName(gvr schema.GroupVersionResource) *registry.Resource {
+	return s.resources[gvr]
+}
+
+func keyPrefix(r *registry.Resource, namespace string) string {
+	group := r.GVR.Group
+	if group == "" {
+		group = "core"
+	}
+	p := "/registry/" + group + "/" + r.GVR.Resource + "/"
+	if r.Namespaced && namespace != "" {
+		p += namespace + "/"
+	}
+	return p
+}
+
+func objectKey(r *registry.Resource, namespace, name string) string {
+	return keyPrefix(r, namespace) + name
+}
+
+func splitKey(key string) (namespace, name string) {
+	parts := strings.Split(key, "/")
+	if len(parts) >= 6 {
+		return parts[4], parts[5]
+	}
+	return "", parts[len(parts)-1]
+}

@@ -1,0 +1,247 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/batchlet/batchlet/apiserver/registry"
+	"github.com/batchlet/batchlet/storage"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
+)
+
+// InitialEventsEndAnnotation marks the bookmark that ends a WatchList's
+// initial events.
+const InitialEventsEndAnnotation = "k8s.io/initial-events-end"
+
+// watcher streams one watch response.
+type watcher struct {
+	s       *Server
+	w       http.ResponseWriter
+	r       *http.Request
+	res     *registry.Resource
+	f       *filter
+	format  outputFormat
+	lastRev int64
+}
+
+func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, info requestInfo) {
+	q := r.URL.Query()
+	f, err := parseFilter(info.Res, q)
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	if info.Name != "" {
+		f.fields = fields.AndSelectors(f.fields, fields.OneTermEqualSelector("metadata.name", info.Name))
+	}
+	format, err := negotiate(r)
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	var timeout time.Duration
+	if t := q.Get("timeoutSeconds"); t != "" {
+		n, err := strconv.ParseInt(t, 10, 64)
+		if err != nil {
+			s.writeError(w, apierrors.NewBadRequest(fmt.Sprintf("invalid timeoutSeconds: %s", t)))
+			return
+		}
+		timeout = time.Duration(n) * time.Second
+	}
+	ctx, cancel := withTimeout(r.Context(), timeout)
+	defer cancel()
+	wt := &watcher{s: s, w: w, r: r, res: info.Res, f: f, format: format}
+	rv := q.Get("resourceVersion")
+	sendInitial := q.Get("sendInitialEvents") == "true" || (q.Get("sendInitialEvents") == "" && (rv == "" || rv == "0"))
+	var initial []runtime.Object
+	if sendInitial {
+		lr, err := s.listObjects(ctx, info.Res, info.Namespace, f, 0, "", "", "")
+		if err != nil {
+			s.writeError(w, err)
+			return
+		}
+		initial, wt.lastRev = lr.items, lr.rev
+	} else if rv == "" || rv == "0" {
+		wt.lastRev = s.store.CurrentRevision()
+	} else if wt.lastRev, err = strconv.ParseInt(rv, 10, 64); err != nil {
+		s.writeError(w, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %s", rv)))
+		return
+	}
+	ch, err := s.store.Watch(ctx, keyPrefix(info.Res, info.Namespace), wt.lastRev)
+	if errors.Is(err, storage.ErrFuture) {
+		s.writeError(w, apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", wt.lastRev, s.store.CurrentRevision()), 1))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	if errors.Is(err, storage.ErrCompacted) {
+		wt.writeError(errGone(fmt.Sprintf("too old resource version: %d (%d)", wt.lastRev, s.store.CompactRevision())))
+		return
+	}
+	if err != nil {
+		wt.writeError(apierrors.NewInternalError(err))
+		return
+	}
+	for _, obj := range initial {
+		if !wt.writeObject(watch.Added, obj) {
+			return
+		}
+	}
+	bookmarks := q.Get("allowWatchBookmarks") == "true"
+	if q.Get("sendInitialEvents") == "true" && bookmarks {
+		wt.writeBookmark(true)
+	}
+	wt.flush()
+	wt.stream(ctx, ch, bookmarks)
+}
+
+// stream copies storage events to the client until ctx ends or the storage
+// watch closes.
+func (wt *watcher) stream(ctx context.Context, ch <-chan []storage.Event, bookmarks bool) {
+	var tick <-chan time.Time
+	var timer clock.Timer
+	if bookmarks {
+		timer = wt.s.clock.NewTimer(wt.s.cfg.BookmarkInterval)
+		defer timer.Stop()
+		tick = timer.C()
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+			if !wt.writeBookmark(false) {
+				return
+			}
+			wt.flush()
+			timer.Reset(wt.s.cfg.BookmarkInterval)
+		case batch, ok := <-ch:
+			if !ok {
+				return
+			}
+			for _, ev := range batch {
+				if !wt.writeEvent(ev) {
+					return
+				}
+			}
+			wt.flush()
+		}
+	}
+}
+
+// writeEvent turns one storage event into ADDED/MODIFIED/DELETED, with
+// selector transitions: starts matching → ADDED, stops matching → DELETED.
+func (wt *watcher) writeEvent(ev storage.Event) bool {
+	wt.lastRev = ev.KV.ModRevision
+	if wt.f.empty() && wt.format == formatObject {
+		typ := map[storage.EventType]watch.EventType{storage.EventCreated: watch.Added, storage.EventUpdated: watch.Modified, storage.EventDeleted: watch.Deleted}[ev.Type]
+		data, err := wt.s.encCache.get(ev.KV.Key, ev.KV.ModRevision, func() ([]byte, error) {
+			obj, err := decodeKV(wt.res, ev.KV)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(obj)
+		})
+		if err != nil {
+			return wt.writeError(apierrors.NewInternalError(err))
+		}
+		return wt.writeFrame(typ, data)
+	}
+	obj, err := decodeKV(wt.res, ev.KV)
+	if err != nil {
+		return wt.writeError(apierrors.NewInternalError(err))
+	}
+	matches := wt.f.matches(obj)
+	prevMatches := false
+	if ev.PrevKV != nil && !wt.f.empty() {
+		prev, err := decodeStored(wt.res, ev.PrevKV.Value, ev.PrevKV.ModRevision)
+		if err != nil {
+			return wt.writeError(apierrors.NewInternalError(err))
+		}
+		prevMatches = wt.f.matches(prev)
+	} else if ev.PrevKV != nil {
+		prevMatches = true
+	}
+	switch {
+	case ev.Type == storage.EventCreated && matches:
+		return wt.writeObject(watch.Added, obj)
+	case ev.Type == storage.EventDeleted && (prevMatches || matches):
+		return wt.writeObject(watch.Deleted, obj)
+	case ev.Type == storage.EventUpdated && matches && prevMatches:
+		return wt.writeObject(watch.Modified, obj)
+	case ev.Type == storage.EventUpdated && matches:
+		return wt.writeObject(watch.Added, obj)
+	case ev.Type == storage.EventUpdated && prevMatches:
+		return wt.writeObject(watch.Deleted, obj)
+	}
+	return true
+}
+
+func (wt *watcher) writeObject(typ watch.EventType, obj runtime.Object) bool {
+	var out interface{} = obj
+	switch wt.format {
+	case formatTable:
+		out = wt.s.table(wt.r, wt.res, []runtime.Object{obj}, metav1.ListMeta{ResourceVersion: accessor(obj).GetResourceVersion()})
+	case formatMetadata:
+		out = partialMetadata(obj)
+	}
+	data, err := json.Marshal(out)
+	if err != nil {
+		return wt.writeError(apierrors.NewInternalError(err))
+	}
+	return wt.writeFrame(typ, data)
+}
+
+func (wt *watcher) writeBookmark(initialEnd bool) bool {
+	obj := wt.res.New()
+	obj.GetObjectKind().SetGroupVersionKind(wt.res.GVK())
+	m := accessor(obj)
+	m.SetResourceVersion(strconv.FormatInt(wt.lastRev, 10))
+	if initialEnd {
+		m.SetAnnotations(map[string]string{InitialEventsEndAnnotation: "true"})
+	}
+	var out interface{} = obj
+	if wt.format == formatMetadata {
+		out = partialMetadata(obj)
+	}
+	data, err := json.Marshal(out)
+	if err != nil {
+		return false
+	}
+	return wt.writeFrame(watch.Bookmark, data)
+}
+
+func (wt *watcher) writeError(err error) bool {
+	data, _ := json.Marshal(statusOf(err))
+	wt.writeFrame(watch.Error, data)
+	wt.flush()
+	return false
+}
+
+func (wt *watcher) writeFrame(typ watch.EventType, obj []byte) bool {
+	buf := make([]byte, 0, len(obj)+32)
+	buf = append(buf, `{"type":"`...)
+	buf = append(buf, typ...)
+	buf = append(buf, `","object":`...)
+	buf = append(buf, obj...)
+	buf = append(buf, "}\n"...)
+	_, err := wt.w.Write(buf)
+	return err == nil
+}
+
+func (wt *watcher) flush() {
+	if f, ok := wt.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
