@@ -1,0 +1,445 @@
+package process
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/batchlet/batchlet/runtime"
+)
+
+// ctr is one container of a pod; st is guarded by the pod's mutex.
+type ctr struct {
+	spec        *corev1.Container
+	init        bool
+	st          corev1.ContainerStatus
+	env         []envVar
+	workDir     string
+	proc        *proc
+	lastAttempt int // -1 before the first log file exists
+	backoff     time.Duration
+}
+
+func newCtr(spec *corev1.Container, init bool, waitingReason string) *ctr {
+	return &ctr{spec: spec, init: init, lastAttempt: -1, st: corev1.ContainerStatus{
+		Name:    spec.Name,
+		Image:   spec.Image,
+		Started: ptrBool(false),
+		State:   corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: waitingReason}},
+	}}
+}
+
+// attempt runs attempt n of c to its end and returns the exit code and how
+// long it ran; ok is false when the pod was killed before c could start.
+func (p *pod) attempt(c *ctr, n int) (code int32, ran time.Duration, ok bool) {
+	env, ok := p.resolveEnv(c)
+	if !ok {
+		return 0, 0, false
+	}
+	argv := expandAll(append(append([]string{}, c.spec.Command...), c.spec.Args...), env)
+	workDir := c.spec.WorkingDir
+	if workDir == "" {
+		workDir = filepath.Join(p.dir, "work")
+		if p.sandbox != nil {
+			workDir = inPod(workDir)
+		}
+	}
+	p.mu.Lock()
+	if p.killed {
+		p.mu.Unlock()
+		return 0, 0, false
+	}
+	c.env, c.workDir = env, workDir
+	if n > 0 {
+		if c.st.State.Terminated != nil {
+			c.st.LastTerminationState = c.st.State
+		}
+		c.st.RestartCount = int32(n)
+	}
+	p.mu.Unlock()
+
+	logPath, err := p.createLog(c, n)
+	if err != nil {
+		return p.startError(c, n, err.Error()), 0, true
+	}
+	if len(argv) == 0 {
+		return p.startError(c, n, fmt.Sprintf("failed to start container %q: no command: batchlet runs the container's command on the host and does not pull image %q", c.spec.Name, c.spec.Image)), 0, true
+	}
+	if _, err := lookPath(argv[0], env, workDir); err != nil {
+		return p.startError(c, n, fmt.Sprintf("failed to start container process: exec: %q: %v", argv[0], err)), 0, true
+	}
+	p.rt.event(p.api, c.spec, c.init, corev1.EventTypeNormal, "Pulled", fmt.Sprintf("Container image %q already present on machine", c.spec.Image))
+	p.rt.event(p.api, c.spec, c.init, corev1.EventTypeNormal, "Created", fmt.Sprintf("Created container: %s", c.spec.Name))
+	pr, err := p.startProcess(c, n, argv, env, workDir, logPath)
+	if err != nil {
+		return p.startError(c, n, fmt.Sprintf("failed to start container process: %v", err)), 0, true
+	}
+	started := now(p)
+	id := containerID(p, c, n)
+	p.mu.Lock()
+	c.proc = pr
+	c.st.ContainerID, c.st.ImageID = id, c.spec.Image
+	c.st.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}
+	c.st.Started = ptrBool(true)
+	killedMeanwhile := p.killed
+	p.mu.Unlock()
+	if killedMeanwhile {
+		pr.signal(false)
+	}
+	p.rt.event(p.api, c.spec, c.init, corev1.EventTypeNormal, "Started", fmt.Sprintf("Started container %s", c.spec.Name))
+	p.notify()
+
+	code, oom := pr.wait()
+	finished := now(p)
+	term := &corev1.ContainerStateTerminated{ExitCode: code, StartedAt: started, FinishedAt: finished, ContainerID: id}
+	switch {
+	case oom:
+		term.Reason = "OOMKilled"
+	case code == 0:
+		term.Reason = "Completed"
+	default:
+		term.Reason = "Error"
+	}
+	if code != 0 && c.spec.TerminationMessagePolicy == corev1.TerminationMessageFallbackToLogsOnError {
+		term.Message = lastLines(logPath, 80, 2048)
+	}
+	p.mu.Lock()
+	c.proc = nil
+	c.st.State = corev1.ContainerState{Terminated: term}
+	c.st.Ready = false
+	c.st.Started = ptrBool(false)
+	p.mu.Unlock()
+	p.notify()
+	return code, finished.Sub(started.Time), true
+}
+
+// resolveEnv builds c's environment, waiting CreateContainerConfigError
+// while a referenced ConfigMap or Secret is missing.
+func (p *pod) resolveEnv(c *ctr) ([]envVar, bool) {
+	for {
+		env, err := buildEnv(context.Background(), p.api, c.spec, p.res, p.hostname)
+		if err == nil {
+			return env, true
+		}
+		p.mu.Lock()
+		if c.st.State.Terminated != nil {
+			c.st.LastTerminationState = c.st.State
+		}
+		c.st.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: err.Error()}}
+		p.mu.Unlock()
+		p.rt.event(p.api, c.spec, c.init, corev1.EventTypeWarning, "Failed", "Error: "+err.Error())
+		p.notify()
+		if !p.sleep(setupRetry) {
+			return nil, false
+		}
+	}
+}
+
+// startError records an attempt that could not start, as containerd
+// reports it: terminated, exit code 128, reason StartError.
+func (p *pod) startError(c *ctr, n int, msg string) int32 {
+	t := now(p)
+	p.mu.Lock()
+	c.st.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		ExitCode: 128, Reason: "StartError", Message: msg,
+		StartedAt: metav1.NewTime(time.Unix(0, 0).UTC()), FinishedAt: t,
+		ContainerID: containerID(p, c, n),
+	}}
+	c.st.ContainerID = containerID(p, c, n)
+	p.mu.Unlock()
+	p.rt.event(p.api, c.spec, c.init, corev1.EventTypeWarning, "Failed", "Error: "+msg)
+	p.notify()
+	return 128
+}
+
+func containerID(p *pod, c *ctr, n int) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s/%s/%d", p.api.UID, c.spec.Name, n)))
+	return fmt.Sprintf("batchlet://%x", sum)
+}
+
+// createLog creates the log file of attempt n.
+func (p *pod) createLog(c *ctr, n int) (string, error) {
+	dir := filepath.Join(p.dir, "logs", c.spec.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create log dir: %w", err)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("%d.log", n))
+	f, err := os.Create(path)
+	if err != nil {
+		return "", fmt.Errorf("create log: %w", err)
+	}
+	f.Close()
+	p.mu.Lock()
+	c.lastAttempt = n
+	p.mu.Unlock()
+	return path, nil
+}
+
+// lookPath finds file with the container's PATH, as execvp would.
+func lookPath(file string, env []envVar, workDir string) (string, error) {
+	if strings.Contains(file, "/") {
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(workDir, file)
+		}
+		st, err := os.Stat(file)
+		if err != nil {
+			return "", errors.New("no such file or directory")
+		}
+		if st.IsDir() || st.Mode()&0o111 == 0 {
+			return "", errors.New("permission denied")
+		}
+		return file, nil
+	}
+	path := defaultPath
+	for _, e := range env {
+		if e.name == "PATH" {
+			path = e.value
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		cand := filepath.Join(dir, file)
+		if st, err := os.Stat(cand); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return cand, nil
+		}
+	}
+	return "", errors.New("executable file not found in $PATH")
+}
+
+// proc is a running container process.
+type proc struct {
+	cmd    *exec.Cmd
+	ns     bool
+	cg     *containerCgroup
+	drain  sync.WaitGroup
+	exited chan struct{}
+}
+
+// startProcess starts argv with stdout and stderr going to the log.
+func (p *pod) startProcess(c *ctr, n int, argv []string, env []envVar, workDir, logPath string) (*proc, error) {
+	f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open log: %w", err)
+	}
+	lf := &logFile{f: f, now: p.rt.clock.Now}
+	pr := &proc{exited: make(chan struct{})}
+	if p.sandbox != nil {
+		pr.ns = true
+		argv = nsCommand(p.sandbox.pid, p.mounts(c), workDir, argv)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = environ(env)
+	if !pr.ns {
+		cmd.Dir = workDir
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cg, err := p.rt.cgroups.create(fmt.Sprintf("%s_%s_%d", p.api.UID, c.spec.Name, n), c.spec.Resources)
+	if err != nil {
+		p.rt.log.Info("container runs without limits", "namespace", p.api.Namespace, "name", p.api.Name, "container", c.spec.Name, "err", err.Error())
+	}
+	if cg != nil {
+		cgf, err := cg.open()
+		if err == nil {
+			defer cgf.Close()
+			cmd.SysProcAttr.UseCgroupFD = true
+			cmd.SysProcAttr.CgroupFD = int(cgf.Fd())
+			pr.cg = cg
+		}
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("pipe: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		f.Close()
+		outR.Close()
+		outW.Close()
+		return nil, fmt.Errorf("pipe: %w", err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	devnull, _ := os.Open(os.DevNull)
+	cmd.Stdin = devnull
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if devnull != nil {
+		devnull.Close()
+	}
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		f.Close()
+		cg.remove()
+		return nil, err
+	}
+	pr.cmd = cmd
+	pr.drain.Add(2)
+	go func() { defer pr.drain.Done(); lf.copyStream("stdout", outR); outR.Close() }()
+	go func() { defer pr.drain.Done(); lf.copyStream("stderr", errR); errR.Close() }()
+	go func() {
+		pr.drain.Wait()
+		f.Close()
+	}()
+	return pr, nil
+}
+
+// mounts lists c's volumeMounts as bind mounts.
+func (p *pod) mounts(c *ctr) []mount {
+	var out []mount
+	for _, vm := range c.spec.VolumeMounts {
+		src, ok := p.volumes[vm.Name]
+		if !ok {
+			continue
+		}
+		if vm.SubPath != "" {
+			src = filepath.Join(src, vm.SubPath)
+		}
+		out = append(out, mount{source: src, target: vm.MountPath, readOnly: vm.ReadOnly})
+	}
+	return out
+}
+
+// wait waits for the process and its output; the code is 128+signal when
+// it was killed by a signal.
+func (pr *proc) wait() (int32, bool) {
+	_ = pr.cmd.Wait()
+	close(pr.exited)
+	done := make(chan struct{})
+	go func() { pr.drain.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second): // a background child holds the pipe
+	}
+	code := int32(pr.cmd.ProcessState.ExitCode())
+	if ws, ok := pr.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		code = 128 + int32(ws.Signal())
+	}
+	oom := pr.cg.oomKilled()
+	pr.cg.remove()
+	return code, oom
+}
+
+// signal sends SIGTERM (or SIGKILL when force) to the container's process
+// group.
+func (pr *proc) signal(force bool) {
+	sig := syscall.SIGTERM
+	if force {
+		sig = syscall.SIGKILL
+	}
+	select {
+	case <-pr.exited:
+		return
+	default:
+	}
+	pid := pr.cmd.Process.Pid
+	if pr.ns {
+		if child, err := childPID(pid, 0); err == nil {
+			if syscall.Kill(-child, sig) != nil {
+				_ = syscall.Kill(child, sig)
+			}
+			if !force {
+				return
+			}
+		}
+	}
+	_ = syscall.Kill(-pid, sig)
+}
+
+// targetPID is the PID whose namespaces an exec joins.
+func (pr *proc) targetPID() int {
+	pid := pr.cmd.Process.Pid
+	if pr.ns {
+		if child, err := childPID(pid, time.Second); err == nil {
+			return child
+		}
+	}
+	return pid
+}
+
+// logs writes the log of container name.
+func (p *pod) logs(ctx context.Context, name string, opts runtime.LogOptions, w io.Writer) error {
+	p.mu.Lock()
+	c, ok := p.find(name)
+	if !ok {
+		p.mu.Unlock()
+		return fmt.Errorf("container %s is not valid for pod %s: %w", name, p.api.Name, runtime.ErrNotFound)
+	}
+	n := c.lastAttempt
+	reason := ""
+	if c.st.State.Waiting != nil {
+		reason = c.st.State.Waiting.Reason
+	}
+	p.mu.Unlock()
+	if opts.Previous {
+		if n < 1 {
+			return fmt.Errorf("previous terminated container %q in pod %q not found: %w", name, p.api.Name, runtime.ErrNotFound)
+		}
+		n--
+		opts.Follow = false
+	}
+	if n < 0 {
+		return fmt.Errorf("container %q in pod %q is waiting to start: %s", name, p.api.Name, reason)
+	}
+	finished := func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return c.lastAttempt != n || c.proc == nil
+	}
+	path := filepath.Join(p.dir, "logs", name, fmt.Sprintf("%d.log", n))
+	return readLog(ctx, path, opts, finished, w)
+}
+
+// exec runs cmd in the namespaces, environment and working directory of a
+// running container.
+func (p *pod) exec(ctx context.Context, name string, argv []string, s runtime.ExecStreams) error {
+	p.mu.Lock()
+	c, ok := p.find(name)
+	var pr *proc
+	var env []envVar
+	var workDir string
+	if ok {
+		pr, env, workDir = c.proc, c.env, c.workDir
+	}
+	p.mu.Unlock()
+	if !ok || pr == nil {
+		return fmt.Errorf("container not found (%q): %w", name, runtime.ErrNotFound)
+	}
+	if len(argv) == 0 {
+		return fmt.Errorf("exec: no command")
+	}
+	if pr.ns {
+		argv = append([]string{nsenterBin, "-t", fmt.Sprint(pr.targetPID()), "-m", "-u", "-p", "--wd=" + workDir, "--"}, argv...)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = environ(env)
+	if !pr.ns {
+		cmd.Dir = workDir
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.Stdin, s.Stdout, s.Stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code := ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
+		return &runtime.ExitError{Code: code}
+	}
+	if err != nil {
+		return fmt.Errorf("exec in container %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,289 @@
+package process
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/batchlet/batchlet/runtime"
+)
+
+// setupRetry is how long a pod waits before retrying a failed set-up
+// (missing ConfigMap, Secret, ...).
+const setupRetry = 10 * time.Second
+
+// pod is one started pod and the goroutine that drives its containers.
+type pod struct {
+	rt       *Runtime
+	api      *corev1.Pod
+	res      runtime.Resolver
+	dir      string
+	hostname string
+	volumes  map[string]string
+	sandbox  *sandbox
+
+	mu       sync.Mutex
+	init     []*ctr
+	ctrs     []*ctr
+	killed   bool
+	killCh   chan struct{}
+	grace    time.Duration
+	finished bool
+	done     chan struct{}
+}
+
+func newPod(rt *Runtime, api *corev1.Pod, res runtime.Resolver) *pod {
+	p := &pod{rt: rt, api: api, res: res, dir: rt.podDir(api.UID), hostname: podHostname(api),
+		killCh: make(chan struct{}), done: make(chan struct{})}
+	waiting := "ContainerCreating"
+	if len(api.Spec.InitContainers) > 0 {
+		waiting = "PodInitializing"
+	}
+	for i := range api.Spec.InitContainers {
+		p.init = append(p.init, newCtr(&api.Spec.InitContainers[i], true, waiting))
+	}
+	for i := range api.Spec.Containers {
+		p.ctrs = append(p.ctrs, newCtr(&api.Spec.Containers[i], false, waiting))
+	}
+	return p
+}
+
+// podRef is the kubelet's format.Pod: name_namespace(uid).
+func (p *pod) podRef() string {
+	return fmt.Sprintf("%s_%s(%s)", p.api.Name, p.api.Namespace, p.api.UID)
+}
+
+func (p *pod) notify() { p.rt.notify(p.api.UID) }
+
+func (p *pod) isKilled() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.killed
+}
+
+// sleep waits d on the runtime clock; false when the pod was killed.
+func (p *pod) sleep(d time.Duration) bool {
+	if d <= 0 {
+		return !p.isKilled()
+	}
+	t := p.rt.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return !p.isKilled()
+	case <-p.killCh:
+		return false
+	}
+}
+
+// run drives the pod to its end: set-up, init containers in order, then the
+// containers side by side.
+func (p *pod) run() {
+	defer func() {
+		p.sandbox.stop()
+		p.mu.Lock()
+		p.finished = true
+		p.mu.Unlock()
+		close(p.done)
+		p.notify()
+	}()
+	for {
+		err := p.setup()
+		if err == nil {
+			break
+		}
+		p.rt.log.Info("pod set-up failed", "namespace", p.api.Namespace, "name", p.api.Name, "err", err.Error())
+		if p.rt.cfg.Events != nil {
+			p.rt.cfg.Events(p.api, "", corev1.EventTypeWarning, "FailedMount", err.Error())
+		}
+		if !p.sleep(setupRetry) {
+			return
+		}
+	}
+	for _, c := range p.init {
+		if !p.runContainer(c) {
+			return
+		}
+	}
+	var wg sync.WaitGroup
+	for _, c := range p.ctrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.runContainer(c)
+		}()
+	}
+	wg.Wait()
+}
+
+// setup makes the pod's directories, volumes, /etc/hosts and sandbox.
+func (p *pod) setup() error {
+	ctx := context.Background()
+	for _, d := range []string{"tmp", "work", "logs"} {
+		if err := os.MkdirAll(filepath.Join(p.dir, d), 0o755); err != nil {
+			return fmt.Errorf("create pod dir: %w", err)
+		}
+	}
+	_ = os.Chmod(filepath.Join(p.dir, "tmp"), 0o1777)
+	vols, err := materializeVolumes(ctx, p.api, p.dir, p.res)
+	if err != nil {
+		return err
+	}
+	p.volumes = vols
+	hosts := filepath.Join(p.dir, "hosts")
+	if err := os.WriteFile(hosts, hostsFile(p.api, p.hostname, p.res.Hosts(p.api)), 0o644); err != nil {
+		return fmt.Errorf("write hosts: %w", err)
+	}
+	if p.rt.namespaces && p.sandbox == nil {
+		sb, err := startSandbox(p.hostname, filepath.Join(p.dir, "tmp"), hosts)
+		if err != nil {
+			return fmt.Errorf("create pod sandbox: %w", err)
+		}
+		p.sandbox = sb
+	}
+	return nil
+}
+
+// refreshHosts rewrites /etc/hosts in place (the bind mount follows).
+func (p *pod) refreshHosts() error {
+	path := filepath.Join(p.dir, "hosts")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("open hosts: %w", err)
+	}
+	defer f.Close()
+	_, err = f.Write(hostsFile(p.api, p.hostname, p.res.Hosts(p.api)))
+	return err
+}
+
+// runContainer runs attempts of c as the restart policy says; true when c
+// ended successfully (what init containers need to go on).
+func (p *pod) runContainer(c *ctr) bool {
+	policy := string(p.api.Spec.RestartPolicy)
+	for attempt := 0; ; attempt++ {
+		if p.isKilled() {
+			return false
+		}
+		code, ran, ok := p.attempt(c, attempt)
+		if !ok {
+			return false
+		}
+		restart := shouldRestart(policy, code)
+		if c.init {
+			restart = code != 0 && policy != string(corev1.RestartPolicyNever)
+		}
+		if !restart || p.isKilled() {
+			return code == 0
+		}
+		delay, next := restartDelay(c.backoff, ran)
+		c.backoff = next
+		if delay > 0 {
+			p.backOff(c, delay)
+			if !p.sleep(delay) {
+				return false
+			}
+		}
+	}
+}
+
+// backOff shows CrashLoopBackOff while c waits to restart.
+func (p *pod) backOff(c *ctr, delay time.Duration) {
+	p.mu.Lock()
+	c.st.LastTerminationState = c.st.State
+	c.st.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+		Reason:  "CrashLoopBackOff",
+		Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, c.spec.Name, p.podRef()),
+	}}
+	c.st.Ready = false
+	c.st.Started = ptrBool(false)
+	p.mu.Unlock()
+	p.rt.event(p.api, c.spec, c.init, corev1.EventTypeWarning, "BackOff",
+		fmt.Sprintf("Back-off restarting failed container %s in pod %s", c.spec.Name, p.podRef()))
+	p.notify()
+}
+
+// kill stops the pod: no more restarts, SIGTERM now, SIGKILL after grace.
+func (p *pod) kill(grace time.Duration) {
+	p.mu.Lock()
+	if p.killed {
+		p.mu.Unlock()
+		if grace == 0 {
+			p.signalAll(true)
+		}
+		return
+	}
+	p.killed = true
+	close(p.killCh)
+	p.mu.Unlock()
+	p.signalAll(false)
+	if grace == 0 {
+		p.signalAll(true)
+		return
+	}
+	t := p.rt.clock.NewTimer(grace)
+	go func() {
+		defer t.Stop()
+		select {
+		case <-t.C():
+			p.signalAll(true)
+		case <-p.done:
+		}
+	}()
+}
+
+func (p *pod) signalAll(force bool) {
+	p.mu.Lock()
+	var running []*ctr
+	for _, c := range append(append([]*ctr{}, p.init...), p.ctrs...) {
+		if c.proc != nil {
+			running = append(running, c)
+		}
+	}
+	p.mu.Unlock()
+	for _, c := range running {
+		if !force {
+			p.rt.event(p.api, c.spec, c.init, corev1.EventTypeNormal, "Killing", fmt.Sprintf("Stopping container %s", c.spec.Name))
+		}
+		c.proc.signal(force)
+	}
+}
+
+// status copies the container statuses.
+func (p *pod) status() runtime.PodStatus {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := runtime.PodStatus{Done: p.finished}
+	for _, c := range p.init {
+		st.InitContainerStatuses = append(st.InitContainerStatuses, *c.st.DeepCopy())
+	}
+	for _, c := range p.ctrs {
+		st.ContainerStatuses = append(st.ContainerStatuses, *c.st.DeepCopy())
+	}
+	return st
+}
+
+func (p *pod) find(name string) (*ctr, bool) {
+	for _, c := range append(append([]*ctr{}, p.init...), p.ctrs...) {
+		if c.spec.Name == name {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
+// cleanup removes the pod's files (not host paths).
+func (p *pod) cleanup() {
+	if err := os.RemoveAll(p.dir); err != nil {
+		p.rt.log.Info("remove pod dir", "dir", p.dir, "err", err.Error())
+	}
+}
+
+func ptrBool(b bool) *bool { return &b }
+
+func now(p *pod) metav1.Time { return metav1.NewTime(p.rt.clock.Now().Truncate(time.Second)) }

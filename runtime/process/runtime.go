@@ -1,0 +1,212 @@
+package process
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/batchlet/batchlet/runtime"
+)
+
+// Config configures the process runtime.
+type Config struct {
+	// RootDir holds one directory per pod.
+	RootDir string
+	// Clock times back-offs and stamps statuses; defaults to the real clock.
+	Clock clock.Clock
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Events receives container events; may be nil.
+	Events runtime.EventRecorder
+	// DisableNamespaces forces plain processes even when namespaces work.
+	DisableNamespaces bool
+	// DisableCgroups skips cgroup limits even when cgroup v2 is writable.
+	DisableCgroups bool
+}
+
+// Runtime runs pods as host processes. Create it with New.
+type Runtime struct {
+	cfg        Config
+	clock      clock.Clock
+	log        *slog.Logger
+	namespaces bool
+	cgroups    *cgroupRoot
+
+	mu   sync.Mutex
+	pods map[types.UID]*pod
+	subs []func(types.UID)
+}
+
+var _ runtime.Runtime = (*Runtime)(nil)
+
+// New creates the root dir, probes namespaces and cgroups once, and returns
+// the runtime.
+func New(cfg Config) (*Runtime, error) {
+	if cfg.RootDir == "" {
+		return nil, fmt.Errorf("process runtime: RootDir is required")
+	}
+	if err := os.MkdirAll(cfg.RootDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create runtime root %s: %w", cfg.RootDir, err)
+	}
+	r := &Runtime{cfg: cfg, clock: cfg.Clock, log: cfg.Logger, pods: map[types.UID]*pod{}}
+	if r.clock == nil {
+		r.clock = clock.RealClock{}
+	}
+	if r.log == nil {
+		r.log = slog.Default()
+	}
+	if !cfg.DisableNamespaces {
+		if err := probeNamespaces(); err != nil {
+			r.log.Info("pods run as plain process groups: Linux namespaces are unavailable", "reason", err.Error())
+		} else {
+			r.namespaces = true
+		}
+	}
+	if !cfg.DisableCgroups {
+		cg, err := newCgroupRoot(r.log)
+		if err != nil {
+			r.log.Info("memory and cpu limits are not enforced: cgroup v2 is unavailable", "reason", err.Error())
+		} else {
+			r.cgroups = cg
+		}
+	}
+	return r, nil
+}
+
+// Namespaces reports whether pods get their own namespaces.
+func (r *Runtime) Namespaces() bool { return r.namespaces }
+
+// probeNamespaces checks that unshare can make the namespaces a pod needs.
+func probeNamespaces() error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("not root")
+	}
+	for _, bin := range []string{unshareBin, nsenterBin, setsidBin} {
+		if _, err := os.Stat(bin); err != nil {
+			return fmt.Errorf("%s: %w", bin, err)
+		}
+	}
+	out, err := exec.Command(unshareBin, "--mount", "--uts", "--pid", "--fork", "--mount-proc", "/bin/sh", "-c", "hostname probe && mount -t tmpfs tmpfs /mnt").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("unshare: %v: %s", err, out)
+	}
+	return nil
+}
+
+// StartPod implements runtime.Runtime.
+func (r *Runtime) StartPod(ctx context.Context, apiPod *corev1.Pod, res runtime.Resolver) error {
+	r.mu.Lock()
+	if _, ok := r.pods[apiPod.UID]; ok {
+		r.mu.Unlock()
+		return nil
+	}
+	p := newPod(r, apiPod.DeepCopy(), res)
+	r.pods[apiPod.UID] = p
+	r.mu.Unlock()
+	go p.run()
+	return nil
+}
+
+func (r *Runtime) get(uid types.UID) (*pod, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p, ok := r.pods[uid]
+	return p, ok
+}
+
+// KillPod implements runtime.Runtime.
+func (r *Runtime) KillPod(ctx context.Context, uid types.UID, grace time.Duration) error {
+	p, ok := r.get(uid)
+	if !ok {
+		return nil
+	}
+	p.kill(grace)
+	select {
+	case <-p.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("kill pod %s: %w", uid, ctx.Err())
+	}
+}
+
+// PodStatus implements runtime.Runtime.
+func (r *Runtime) PodStatus(uid types.UID) (runtime.PodStatus, bool) {
+	p, ok := r.get(uid)
+	if !ok {
+		return runtime.PodStatus{}, false
+	}
+	return p.status(), true
+}
+
+// RemovePod implements runtime.Runtime.
+func (r *Runtime) RemovePod(uid types.UID) {
+	r.mu.Lock()
+	p, ok := r.pods[uid]
+	delete(r.pods, uid)
+	r.mu.Unlock()
+	if !ok {
+		return
+	}
+	p.kill(0)
+	go func() {
+		<-p.done
+		p.cleanup()
+	}()
+}
+
+// Subscribe implements runtime.Runtime.
+func (r *Runtime) Subscribe(fn func(types.UID)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.subs = append(r.subs, fn)
+}
+
+func (r *Runtime) notify(uid types.UID) {
+	r.mu.Lock()
+	subs := r.subs
+	r.mu.Unlock()
+	for _, fn := range subs {
+		fn(uid)
+	}
+}
+
+func (r *Runtime) event(p *corev1.Pod, c *corev1.Container, init bool, eventType, reason, msg string) {
+	if r.cfg.Events == nil {
+		return
+	}
+	field := "spec.containers{" + c.Name + "}"
+	if init {
+		field = "spec.initContainers{" + c.Name + "}"
+	}
+	r.cfg.Events(p, field, eventType, reason, msg)
+}
+
+// Logs implements runtime.Runtime.
+func (r *Runtime) Logs(ctx context.Context, uid types.UID, container string, opts runtime.LogOptions, w io.Writer) error {
+	p, ok := r.get(uid)
+	if !ok {
+		return fmt.Errorf("pod %s: %w", uid, runtime.ErrNotFound)
+	}
+	return p.logs(ctx, container, opts, w)
+}
+
+// Exec implements runtime.Runtime.
+func (r *Runtime) Exec(ctx context.Context, uid types.UID, container string, cmd []string, s runtime.ExecStreams) error {
+	p, ok := r.get(uid)
+	if !ok {
+		return fmt.Errorf("pod %s: %w", uid, runtime.ErrNotFound)
+	}
+	return p.exec(ctx, container, cmd, s)
+}
+
+func (r *Runtime) podDir(uid types.UID) string { return filepath.Join(r.cfg.RootDir, string(uid)) }

@@ -1,0 +1,188 @@
+package process
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/batchlet/batchlet/runtime"
+)
+
+// materializeVolumes creates one host directory (or uses the host path) per
+// pod volume and returns name → host path.
+func materializeVolumes(ctx context.Context, pod *corev1.Pod, dir string, res runtime.Resolver) (map[string]string, error) {
+	out := map[string]string{}
+	for _, v := range pod.Spec.Volumes {
+		path := filepath.Join(dir, "volumes", v.Name)
+		switch {
+		case v.HostPath != nil:
+			path = v.HostPath.Path
+			if t := v.HostPath.Type; t != nil && (*t == corev1.HostPathDirectoryOrCreate) {
+				if err := os.MkdirAll(path, 0o755); err != nil {
+					return nil, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.Name, err)
+				}
+			}
+		case v.ConfigMap != nil:
+			if err := writeConfigMap(ctx, pod.Namespace, v.ConfigMap, path, res); err != nil {
+				return nil, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.Name, err)
+			}
+		case v.Secret != nil:
+			if err := writeSecret(ctx, pod.Namespace, v.Secret, path, res); err != nil {
+				return nil, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.Name, err)
+			}
+		case v.DownwardAPI != nil:
+			if err := writeDownwardAPI(pod, v.DownwardAPI, path); err != nil {
+				return nil, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.Name, err)
+			}
+		default: // emptyDir and anything else: an empty per-pod directory
+			if err := os.MkdirAll(path, 0o777); err != nil {
+				return nil, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.Name, err)
+			}
+			_ = os.Chmod(path, 0o777)
+		}
+		out[v.Name] = path
+	}
+	return out, nil
+}
+
+func writeConfigMap(ctx context.Context, ns string, src *corev1.ConfigMapVolumeSource, path string, res runtime.Resolver) error {
+	cm, err := res.ConfigMap(ctx, ns, src.Name)
+	if err != nil {
+		if optional(src.Optional) {
+			return os.MkdirAll(path, 0o755)
+		}
+		return fmt.Errorf("configmap %q not found", src.Name)
+	}
+	data := map[string][]byte{}
+	for k, v := range cm.Data {
+		data[k] = []byte(v)
+	}
+	for k, v := range cm.BinaryData {
+		data[k] = v
+	}
+	return writeKeys(path, data, src.Items, src.DefaultMode)
+}
+
+func writeSecret(ctx context.Context, ns string, src *corev1.SecretVolumeSource, path string, res runtime.Resolver) error {
+	s, err := res.Secret(ctx, ns, src.SecretName)
+	if err != nil {
+		if optional(src.Optional) {
+			return os.MkdirAll(path, 0o755)
+		}
+		return fmt.Errorf("secret %q not found", src.SecretName)
+	}
+	data := map[string][]byte{}
+	for k, v := range s.Data {
+		data[k] = v
+	}
+	for k, v := range s.StringData {
+		data[k] = []byte(v)
+	}
+	return writeKeys(path, data, src.Items, src.DefaultMode)
+}
+
+func writeDownwardAPI(pod *corev1.Pod, src *corev1.DownwardAPIVolumeSource, path string) error {
+	data := map[string][]byte{}
+	var items []corev1.KeyToPath
+	for _, it := range src.Items {
+		if it.FieldRef == nil {
+			continue
+		}
+		v, err := fieldRefValue(pod, it.FieldRef.FieldPath)
+		if err != nil {
+			return err
+		}
+		data[it.Path] = []byte(v)
+		items = append(items, corev1.KeyToPath{Key: it.Path, Path: it.Path, Mode: it.Mode})
+	}
+	return writeKeys(path, data, items, src.DefaultMode)
+}
+
+// writeKeys writes data (all keys, or only items remapped to their paths).
+func writeKeys(dir string, data map[string][]byte, items []corev1.KeyToPath, defaultMode *int32) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	mode := os.FileMode(0o644)
+	if defaultMode != nil {
+		mode = os.FileMode(*defaultMode)
+	}
+	write := func(rel string, b []byte, m os.FileMode) error {
+		if strings.Contains(rel, "..") {
+			return fmt.Errorf("invalid path %q", rel)
+		}
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, b, m); err != nil {
+			return err
+		}
+		return os.Chmod(p, m)
+	}
+	if len(items) == 0 {
+		for k, v := range data {
+			if err := write(k, v, mode); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, it := range items {
+		v, ok := data[it.Key]
+		if !ok {
+			return fmt.Errorf("configmap references non-existent config key: %s", it.Key)
+		}
+		m := mode
+		if it.Mode != nil {
+			m = os.FileMode(*it.Mode)
+		}
+		if err := write(it.Path, v, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hostsFile renders the kubelet-managed /etc/hosts of a pod.
+func hostsFile(pod *corev1.Pod, hostname string, extra []runtime.HostEntry) []byte {
+	var b strings.Builder
+	b.WriteString("# Kubernetes-managed hosts file.\n")
+	b.WriteString("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n")
+	ip := pod.Status.PodIP
+	if ip != "" {
+		if sd := pod.Spec.Subdomain; sd != "" {
+			fmt.Fprintf(&b, "%s\t%s.%s.%s.svc.cluster.local\t%s\n", ip, hostname, sd, pod.Namespace, hostname)
+		} else {
+			fmt.Fprintf(&b, "%s\t%s\n", ip, hostname)
+		}
+	}
+	for _, e := range extra {
+		if e.IP == ip {
+			continue
+		}
+		fmt.Fprintf(&b, "%s\t%s\n", e.IP, strings.Join(e.Names, "\t"))
+	}
+	if len(pod.Spec.HostAliases) > 0 {
+		b.WriteString("\n# Entries added by HostAliases.\n")
+		for _, a := range pod.Spec.HostAliases {
+			fmt.Fprintf(&b, "%s\t%s\n", a.IP, strings.Join(a.Hostnames, "\t"))
+		}
+	}
+	return []byte(b.String())
+}
+
+// podHostname is spec.hostname or the pod name, as the kubelet sets it.
+func podHostname(pod *corev1.Pod) string {
+	if pod.Spec.Hostname != "" {
+		return pod.Spec.Hostname
+	}
+	if len(pod.Name) > 63 {
+		return strings.TrimRight(pod.Name[:63], "-.")
+	}
+	return pod.Name
+}

@@ -1,0 +1,109 @@
+// Package runtime defines the seam between the node agent and whatever runs
+// a pod's containers: host processes (runtime/process) or a simulation
+// (runtime/sim).
+//
+// A Runtime owns the containers of the pods it was asked to start. It reports
+// container statuses exactly as the kubelet puts them into PodStatus
+// (waiting/running/terminated, restartCount, lastState); the agent derives
+// the pod phase and conditions from them.
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Runtime runs pods. All methods are safe for concurrent use.
+type Runtime interface {
+	// StartPod begins running pod (init containers in order, then the
+	// containers) and returns once the work is under way. The pod's
+	// status.podIP and status.hostIP are already filled in by the agent.
+	StartPod(ctx context.Context, pod *corev1.Pod, res Resolver) error
+	// KillPod stops every container of the pod: SIGTERM (or the equivalent),
+	// then a forced kill after grace. No container is restarted afterwards.
+	// It returns when every container has terminated.
+	KillPod(ctx context.Context, uid types.UID, grace time.Duration) error
+	// PodStatus returns the current container statuses of a started pod.
+	PodStatus(uid types.UID) (PodStatus, bool)
+	// RemovePod forgets a pod (killing what is left) and frees its files.
+	RemovePod(uid types.UID)
+	// Subscribe registers fn, called with a pod's UID whenever its status
+	// changes. fn must not block.
+	Subscribe(fn func(uid types.UID))
+	// Logs writes the log of one container of a started pod to w.
+	Logs(ctx context.Context, uid types.UID, container string, opts LogOptions, w io.Writer) error
+	// Exec runs cmd inside a running container of a pod, with its
+	// environment and working directory. A non-zero exit is an *ExitError.
+	Exec(ctx context.Context, uid types.UID, container string, cmd []string, s ExecStreams) error
+}
+
+// Resolver gives a runtime what it needs from the API while starting a pod.
+type Resolver interface {
+	ConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error)
+	Secret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
+	// Hosts returns extra /etc/hosts entries for the pod (pods sharing its
+	// subdomain).
+	Hosts(pod *corev1.Pod) []HostEntry
+}
+
+// HostEntry is one /etc/hosts line.
+type HostEntry struct {
+	IP    string
+	Names []string
+}
+
+// EventRecorder receives the container events a runtime produces (Pulled,
+// Created, Started, Killing, BackOff, Failed), with upstream's reasons and
+// messages. fieldPath is "spec.containers{name}" or
+// "spec.initContainers{name}".
+type EventRecorder func(pod *corev1.Pod, fieldPath, eventType, reason, message string)
+
+// PodStatus is what a runtime knows about a pod.
+type PodStatus struct {
+	InitContainerStatuses []corev1.ContainerStatus
+	ContainerStatuses     []corev1.ContainerStatus
+	// Done is true when no container runs and none will be restarted.
+	Done bool
+}
+
+// LogOptions select what Logs writes; they mirror corev1.PodLogOptions.
+type LogOptions struct {
+	Follow     bool
+	Previous   bool
+	Timestamps bool
+	TailLines  *int64
+	LimitBytes *int64
+	// SinceTime drops lines written before it (from sinceSeconds or
+	// sinceTime).
+	SinceTime *time.Time
+}
+
+// TerminalSize is a resize request of an exec session with a TTY.
+type TerminalSize struct {
+	Width, Height uint16
+}
+
+// ExecStreams are the streams of an exec session; nil means not requested.
+type ExecStreams struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	TTY            bool
+	Resize         <-chan TerminalSize
+}
+
+// ExitError reports an exec'd command that exited non-zero. It satisfies
+// k8s.io/utils/exec.ExitError.
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string   { return fmt.Sprintf("command terminated with exit code %d", e.Code) }
+func (e *ExitError) String() string  { return e.Error() }
+func (e *ExitError) Exited() bool    { return true }
+func (e *ExitError) ExitStatus() int { return e.Code }
+
+// ErrNotFound is returned for an unknown pod or container.
+var ErrNotFound = fmt.Errorf("not found")
