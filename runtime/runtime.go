@@ -100,7 +100,9 @@ type ExecStreams struct {
 // k8s.io/utils/exec.ExitError.
 type ExitError struct{ Code int }
 
-func (e *ExitError) Error() string   { return fmt.Sprintf("command terminated with exit code %d", e.Code) }
+func (e *ExitError) Error() string {
+	return fmt.Sprintf("command terminated with exit code %d", e.Code)
+}
 func (e *ExitError) String() string  { return e.Error() }
 func (e *ExitError) Exited() bool    { return true }
 func (e *ExitError) ExitStatus() int { return e.Code }
