@@ -1,0 +1,224 @@
+package bolt_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/batchlet/batchlet/storage"
+	"github.com/batchlet/batchlet/storage/bolt"
+)
+
+func TestReopenKeepsWritesAndRevisions(t *testing.T) {
+	b, path := openTemp(t, bolt.Options{CompactInterval: -1})
+	ctx := context.Background()
+	if _, err := b.Create(ctx, "/seed", nil); err != nil { // keeps revisions > 1
+		t.Fatal(err)
+	}
+	c, err := b.Create(ctx, "/a/1", []byte("one"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := b.Update(ctx, "/a/1", []byte("two"), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Create(ctx, "/a/2", []byte("gone")); err != nil {
+		t.Fatal(err)
+	}
+	d, _, err := b.Delete(ctx, "/a/2", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Compact(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	b2, err := bolt.Open(path, bolt.Options{CompactInterval: -1})
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer b2.Close()
+	if got := b2.CurrentRevision(); got != d {
+		t.Fatalf("CurrentRevision after reopen %d, want %d", got, d)
+	}
+	if got := b2.CompactRevision(); got != c {
+		t.Fatalf("CompactRevision after reopen %d, want %d", got, c)
+	}
+	kv, err := b2.Get(ctx, "/a/1")
+	if err != nil || string(kv.Value) != "two" || kv.CreateRevision != c || kv.ModRevision != u {
+		t.Fatalf("after reopen got %+v, %v", kv, err)
+	}
+	if _, err := b2.Get(ctx, "/a/2"); err != storage.ErrNotFound {
+		t.Fatalf("deleted key after reopen: %v", err)
+	}
+	next, err := b2.Create(ctx, "/a/3", []byte("three"))
+	if err != nil || next != d+1 {
+		t.Fatalf("first write after reopen got revision %d (%v), want %d", next, err, d+1)
+	}
+	// The watch history survived the restart: replay from the compaction
+	// point sees every later event with its previous value.
+	ch, err := b2.Watch(ctx, "/a/", c)
+	if err != nil {
+		t.Fatalf("Watch from %d after reopen: %v", c, err)
+	}
+	evs := receiveN(t, ch, 4)
+	wantTypes := []storage.EventType{storage.EventUpdated, storage.EventCreated, storage.EventDeleted, storage.EventCreated}
+	for i, ev := range evs {
+		if ev.Type != wantTypes[i] || ev.KV.ModRevision != c+int64(i)+1 {
+			t.Fatalf("replayed event %d: %s@%d, want %s@%d", i, ev.Type, ev.KV.ModRevision, wantTypes[i], c+int64(i)+1)
+		}
+	}
+	if evs[0].PrevKV == nil || string(evs[0].PrevKV.Value) != "one" || string(evs[2].KV.Value) != "gone" {
+		t.Fatalf("replayed values wrong: %+v / %+v", evs[0].PrevKV, evs[2].KV)
+	}
+	_, err = b2.Watch(ctx, "/a/", c-1)
+	if err != storage.ErrCompacted {
+		t.Fatalf("Watch before the compaction point after reopen: %v", err)
+	}
+}
+
+func receiveN(t *testing.T, ch <-chan []storage.Event, n int) []storage.Event {
+	t.Helper()
+	var out []storage.Event
+	for len(out) < n {
+		batch, ok := <-ch
+		if !ok {
+			t.Fatalf("watch closed after %d events", len(out))
+		}
+		out = append(out, batch...)
+	}
+	return out
+}
+
+const crashEnv = "BOLT_CRASH_CHILD_PATH"
+
+// TestCrashChild is the child of TestCrashKeepsAcknowledgedWrites: it writes
+// as fast as it can and prints every acknowledged write until it is killed.
+func TestCrashChild(t *testing.T) {
+	path := os.Getenv(crashEnv)
+	if path == "" {
+		t.Skip("only runs as the child of the crash test")
+	}
+	b, err := bolt.Open(path, bolt.Options{CompactInterval: -1})
+	if err != nil {
+		fmt.Println("ERR", err)
+		os.Exit(2)
+	}
+	var mu sync.Mutex
+	out := bufio.NewWriter(os.Stdout)
+	ack := func(rev int64, key string) {
+		mu.Lock()
+		fmt.Fprintf(out, "%d %s\n", rev, key)
+		_ = out.Flush()
+		mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	for w := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				key := fmt.Sprintf("/crash/%02d/%07d", w, i)
+				rev, err := b.Create(context.Background(), key, []byte(key))
+				if err != nil {
+					fmt.Println("ERR", err)
+					os.Exit(2)
+				}
+				ack(rev, key)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a child process")
+	}
+	_, path := tempPath(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), crashEnv+"="+path)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	acked := map[string]int64{}
+	sc := bufio.NewScanner(stdout)
+	const killAfter = 3000
+	for sc.Scan() && len(acked) < killAfter {
+		line := sc.Text()
+		if strings.HasPrefix(line, "ERR") {
+			t.Fatalf("child failed: %s", line)
+		}
+		rev, key, ok := parseAck(line)
+		if ok {
+			acked[key] = rev
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// Lines the child flushed before dying were acknowledged too.
+	for sc.Scan() {
+		if rev, key, ok := parseAck(sc.Text()); ok {
+			acked[key] = rev
+		}
+	}
+	_ = cmd.Wait()
+	if len(acked) < killAfter {
+		t.Fatalf("child acknowledged only %d writes", len(acked))
+	}
+
+	b, err := bolt.Open(path, bolt.Options{CompactInterval: -1})
+	if err != nil {
+		t.Fatalf("reopen after crash: %v", err)
+	}
+	defer b.Close()
+	var maxRev int64
+	for key, rev := range acked {
+		kv, err := b.Get(context.Background(), key)
+		if err != nil {
+			t.Fatalf("acknowledged write %s@%d lost: %v", key, rev, err)
+		}
+		if kv.ModRevision != rev || string(kv.Value) != key {
+			t.Fatalf("acknowledged write %s@%d reads back as %q@%d", key, rev, kv.Value, kv.ModRevision)
+		}
+		maxRev = max(maxRev, rev)
+	}
+	if cur := b.CurrentRevision(); cur < maxRev {
+		t.Fatalf("CurrentRevision %d after crash is below acknowledged %d", cur, maxRev)
+	}
+	next, err := b.Create(context.Background(), "/after-crash", nil)
+	if err != nil || next <= maxRev {
+		t.Fatalf("write after crash got revision %d (%v), want > %d", next, err, maxRev)
+	}
+	t.Logf("%d acknowledged writes survived SIGKILL; revision now %d", len(acked), next)
+}
+
+func parseAck(line string) (int64, string, bool) {
+	revS, key, ok := strings.Cut(line, " ")
+	if !ok {
+		return 0, "", false
+	}
+	rev, err := strconv.ParseInt(revS, 10, 64)
+	return rev, key, err == nil
+}
+
+func tempPath(t *testing.T) (string, string) {
+	dir := t.TempDir()
+	return dir, dir + "/store.db"
+}
