@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -193,6 +194,10 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	defer c.queue.Done(key)
 	requeueAfter, err := c.sync(ctx, key)
 	switch {
+	case apierrors.IsConflict(err):
+		// Optimistic concurrency: routine, retry with the fresh object.
+		c.log.Debug("conflict reconciling jobset", "key", key, "err", err)
+		c.queue.AddRateLimited(key)
 	case err != nil:
 		c.log.Error("reconciling jobset", "key", key, "err", err)
 		c.queue.AddRateLimited(key)

@@ -2,6 +2,7 @@ package jobset
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -412,4 +414,33 @@ func counterValue(c prometheus.Counter) float64 {
 		return -1
 	}
 	return m.GetCounter().GetValue()
+}
+
+func TestControllerCreationFailuresRaiseEvents(t *testing.T) {
+	h := newHarness(t, makeJobSet("js").rjob("leader", 1, 1).obj())
+	h.kube.PrependReactor("create", "jobs", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("quota exceeded")
+	})
+	failServices := true
+	h.kube.PrependReactor("create", "services", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return failServices, nil, errors.New("no services today")
+	})
+	h.refresh()
+	if _, err := h.c.sync(h.ctx, h.key); err == nil {
+		t.Fatalf("sync succeeded although service creation failed")
+	}
+	if ev := h.events(); !slices.Equal(ev, []string{"Warning HeadlessServiceCreationFailed no services today"}) {
+		t.Errorf("events = %q", ev)
+	}
+	failServices = false
+	if _, err := h.c.sync(h.ctx, h.key); err == nil {
+		t.Fatalf("sync succeeded although job creation failed")
+	}
+	want := `Warning JobCreationFailed job "js-leader-0" creation failed with error: quota exceeded`
+	if ev := h.events(); !slices.Equal(ev, []string{want}) {
+		t.Errorf("events = %q, want %q", ev, want)
+	}
+	if js := h.jobSet(); len(js.Status.ReplicatedJobsStatus) != 0 {
+		t.Errorf("status written although the reconcile failed: %+v", js.Status)
+	}
 }
