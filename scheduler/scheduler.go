@@ -1,0 +1,129 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+)
+
+// Name is the scheduler name pods ask for and the events' reporting controller.
+const Name = corev1.DefaultSchedulerName
+
+// retryInterval re-tries parked pods even without a cluster event, like
+// upstream's periodic flush of unschedulable pods.
+const retryInterval = 60 * time.Second
+
+// Scheduler assigns pending pods to nodes.
+type Scheduler struct {
+	client   kubernetes.Interface
+	factory  informers.SharedInformerFactory
+	clock    clock.Clock
+	log      *slog.Logger
+	metrics  *metrics
+	cache    *nodeCache
+	queue    *queue
+	events   events.EventBroadcaster
+	recorder events.EventRecorder
+	synced   []cache.InformerSynced
+	binds    sync.WaitGroup
+	bindSem  chan struct{}
+}
+
+// New builds a scheduler on the pods and nodes informers of factory. Run
+// starts the factory.
+func New(client kubernetes.Interface, factory informers.SharedInformerFactory, clk clock.Clock,
+	logger *slog.Logger, reg prometheus.Registerer) (*Scheduler, error) {
+	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	b := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
+	s := &Scheduler{
+		client: client, factory: factory, clock: clk, log: logger.With("controller", Name), metrics: m,
+		cache: newCache(), queue: newQueue(), events: b, recorder: b.NewRecorder(scheme.Scheme, Name),
+	}
+	if err := s.watch(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Scheduler) watch() error {
+	pods := factoryPods(s.factory)
+	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    s.onPod,
+		UpdateFunc: func(_, obj any) { s.onPod(obj) },
+		DeleteFunc: s.onPodDelete,
+	}); err != nil {
+		return fmt.Errorf("watch pods: %w", err)
+	}
+	nodes := s.factory.Core().V1().Nodes().Informer()
+	if _, err := nodes.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    s.onNode,
+		UpdateFunc: func(_, obj any) { s.onNode(obj) },
+		DeleteFunc: s.onNodeDelete,
+	}); err != nil {
+		return fmt.Errorf("watch nodes: %w", err)
+	}
+	s.synced = []cache.InformerSynced{pods.HasSynced, nodes.HasSynced}
+	return nil
+}
+
+func factoryPods(f informers.SharedInformerFactory) cache.SharedIndexInformer {
+	return f.Core().V1().Pods().Informer()
+}
+
+// Run schedules pods until ctx ends. workers bounds concurrent bindings
+// (times four); scheduling decisions themselves are made one at a time.
+func (s *Scheduler) Run(ctx context.Context, workers int) error {
+	if err := s.events.StartRecordingToSinkWithContext(ctx); err != nil {
+		return fmt.Errorf("start event recording: %w", err)
+	}
+	defer s.events.Shutdown()
+	s.factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), s.synced...) {
+		return fmt.Errorf("scheduler: wait for caches: %w", ctx.Err())
+	}
+	s.bindSem = make(chan struct{}, max(workers, 1)*4)
+	go s.flushPeriodically(ctx)
+	go func() { <-ctx.Done(); s.queue.close() }()
+	s.log.Info("scheduler started")
+	for {
+		pod, ok := s.queue.pop()
+		if !ok {
+			break
+		}
+		s.scheduleOne(ctx, pod)
+	}
+	s.binds.Wait()
+	return nil
+}
+
+func (s *Scheduler) flushPeriodically(ctx context.Context) {
+	for s.wait(ctx, retryInterval) {
+		s.queue.moveAll()
+	}
+}
+
+// wait sleeps d on the injected clock; false when ctx ended first.
+func (s *Scheduler) wait(ctx context.Context, d time.Duration) bool {
+	t := s.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C():
+		return true
+	}
+}
