@@ -162,3 +162,21 @@ func TestDecideIgnoresForeignAndPreviousRestartJob(t *testing.T) {
 		t.Errorf("recreated %v", p.createJobs)
 	}
 }
+
+func TestDecideDependsOnReady(t *testing.T) {
+	js := makeJobSet("js").rjob("initializer", 1, 1).rjob("trainer", 2, 1).obj()
+	js.Spec.ReplicatedJobs[1].DependsOn = []jobsetapi.DependsOn{{Name: "initializer", Status: jobsetapi.DependencyReady}}
+	p := mustDecide(t, js, nil, true)
+	if got := jobNames(p.createJobs); !slices.Equal(got, []string{"js-initializer-0"}) {
+		t.Errorf("created %v, want only the initializer", got)
+	}
+	init := childJob(js, "initializer", 0)
+	p = mustDecide(t, p.js, []*batchv1.Job{init}, true)
+	if len(p.createJobs) != 0 {
+		t.Errorf("trainer created before its dependency is ready: %v", jobNames(p.createJobs))
+	}
+	p = mustDecide(t, p.js, []*batchv1.Job{readyJob(init)}, true)
+	if got := jobNames(p.createJobs); !slices.Equal(got, []string{"js-trainer-0", "js-trainer-1"}) {
+		t.Errorf("created %v, want the trainers", got)
+	}
+}
