@@ -10,8 +10,8 @@ import (
 
 // pfpResult is what the pod failure policy says about one failed pod.
 type pfpResult struct {
-	failJobMessage string                         // set for FailJob
-	count          bool                           // whether the failure counts
+	failJobMessage string                        // set for FailJob
+	count          bool                          // whether the failure counts
 	action         *batch.PodFailurePolicyAction // nil when no rule matched
 }
 
