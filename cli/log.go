@@ -4,6 +4,8 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+
+	"k8s.io/klog/v2"
 )
 
 // newLogger returns a text logger at level ("debug", "info", "warn",
@@ -23,4 +25,11 @@ func newLogger(level string, w io.Writer) *slog.Logger {
 		l = slog.LevelInfo
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// routeKlog sends client-go's klog output through logger, so the process
+// has one log format and `batchlet run` stays quiet by default. klog is
+// process-global, so only the command layer calls this.
+func routeKlog(logger *slog.Logger) {
+	klog.SetSlogLogger(logger)
 }

@@ -173,9 +173,10 @@ func runTarget(ctx context.Context, f runFlags, stderr io.Writer) (*rest.Config,
 		}
 		dataDir, temp = d, true
 	}
+	logger := newLogger(os.Getenv("BATCHLET_LOG"), stderr)
+	routeKlog(logger)
 	cp, err := controlplane.Start(ctx, controlplane.Options{
-		DataDir: dataDir, Port: 0, Runtime: f.runtime, InMemory: temp && !f.keep,
-		Logger: newLogger(os.Getenv("BATCHLET_LOG"), stderr),
+		DataDir: dataDir, Port: 0, Runtime: f.runtime, InMemory: temp && !f.keep, Logger: logger,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("start embedded control plane: %w", err)

@@ -33,6 +33,7 @@ and writes <data-dir>/kubeconfig:
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			opts.Logger = newLogger(logLevel, cmd.ErrOrStderr())
+			routeKlog(opts.Logger)
 			cp, err := controlplane.Start(ctx, opts)
 			if err != nil {
 				return err

@@ -92,7 +92,9 @@ func (cp *ControlPlane) goRun(name string, fn func() error) {
 	cp.wg.Add(1)
 	go func() {
 		defer cp.wg.Done()
-		if err := fn(); err != nil && !errors.Is(err, context.Canceled) {
+		err := fn()
+		cp.log.Debug("component stopped", "component", name)
+		if err != nil && !errors.Is(err, context.Canceled) {
 			cp.log.Error("component stopped", "component", name, "err", err)
 			cp.errMu.Lock()
 			if cp.firstErr == nil {
@@ -138,7 +140,12 @@ func (cp *ControlPlane) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	if cp.http != nil {
-		_ = cp.http.Shutdown(ctx)
+		// Watches never end by themselves: give plain requests a moment to
+		// finish, then close whatever is left.
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_ = cp.http.Shutdown(sctx)
+		cancel()
+		_ = cp.http.Close()
 	}
 	err := cp.store.Close()
 	cp.errMu.Lock()
