@@ -27,6 +27,11 @@ const (
 	maxRJobReplicasRestart = 1024
 )
 
+// RecreateJobAction is seed 004's name for the per-Job restart that upstream
+// v0.12 calls RestartJob. batchlet accepts it as an alias (same behaviour);
+// the supported-values message still lists upstream's names.
+const RecreateJobAction jobsetv1alpha2.FailurePolicyAction = "RecreateJob"
+
 var (
 	ruleNameRegexp     = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
 	validFailureReason = []string{
@@ -65,7 +70,7 @@ func ValidateJobSetSchema(js *jobsetv1alpha2.JobSet) field.ErrorList {
 	}
 	if spec.FailurePolicy != nil {
 		for i, r := range spec.FailurePolicy.Rules {
-			if !slices.Contains(failurePolicyActions, r.Action) {
+			if !slices.Contains(failurePolicyActions, r.Action) && r.Action != RecreateJobAction {
 				allErrs = append(allErrs, field.NotSupported(specPath.Child("failurePolicy", "rules").Index(i).Child("action"), r.Action, failurePolicyActions))
 			}
 		}
@@ -239,7 +244,7 @@ func validateJobSetFailurePolicy(js *jobsetv1alpha2.JobSet, rjNames sets.Set[str
 	var errs []error
 	fp := js.Spec.FailurePolicy
 	for _, r := range fp.Rules {
-		if r.Action == jobsetv1alpha2.RestartJob || r.Action == jobsetv1alpha2.RestartJobAndIgnoreMaxRestarts {
+		if r.Action == jobsetv1alpha2.RestartJob || r.Action == jobsetv1alpha2.RestartJobAndIgnoreMaxRestarts || r.Action == RecreateJobAction {
 			if slices.ContainsFunc(js.Spec.ReplicatedJobs, func(rj jobsetv1alpha2.ReplicatedJob) bool { return rj.Replicas > maxRJobReplicasRestart }) {
 				errs = append(errs, fmt.Errorf("JobSet cannot have a failure policy rule with RestartJob or RestartJobAndIgnoreMaxRestarts action and a replicated job with replicas > %d", maxRJobReplicasRestart))
 			}

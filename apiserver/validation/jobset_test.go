@@ -43,8 +43,11 @@ func TestValidateJobSet(t *testing.T) {
 	}{
 		{"valid", func(*jobsetv1alpha2.JobSet) {}, nil},
 		{"unknown action (CRD enum)", func(js *jobsetv1alpha2.JobSet) {
+			js.Spec.FailurePolicy = &jobsetv1alpha2.FailurePolicy{Rules: []jobsetv1alpha2.FailurePolicyRule{rule("r", "RestartTheWorld")}}
+		}, []string{`spec.failurePolicy.rules[0].action: Unsupported value: "RestartTheWorld": supported values: "FailJobSet", "RestartJobSet", "RestartJobSetAndIgnoreMaxRestarts", "RestartJob", "RestartJobAndIgnoreMaxRestarts"`}},
+		{"RecreateJob is accepted as an alias of RestartJob", func(js *jobsetv1alpha2.JobSet) {
 			js.Spec.FailurePolicy = &jobsetv1alpha2.FailurePolicy{Rules: []jobsetv1alpha2.FailurePolicyRule{rule("r", "RecreateJob")}}
-		}, []string{`spec.failurePolicy.rules[0].action: Unsupported value: "RecreateJob": supported values: "FailJobSet", "RestartJobSet", "RestartJobSetAndIgnoreMaxRestarts", "RestartJob", "RestartJobAndIgnoreMaxRestarts"`}},
+		}, nil},
 		{"failure policy targets and reasons", func(js *jobsetv1alpha2.JobSet) {
 			r := rule("failurePolicyRule0", jobsetv1alpha2.RestartJobSet)
 			r.TargetReplicatedJobs = []string{"nope"}
