@@ -65,6 +65,9 @@ func benchWriters(b *testing.B, writers int) {
 	if commits > 0 {
 		b.ReportMetric(writes/commits, "writes/fsync")
 	}
+	if ck := float64(st.Checkpoints - before.Checkpoints); ck > 0 {
+		b.ReportMetric(writes/ck, "writes/checkpoint")
+	}
 }
 
 func seedBench(b *testing.B, n int) *bolt.Backend {

@@ -1,8 +1,11 @@
-// Package bolt is the durable storage.Backend on a single bbolt file. Writes
-// are group-committed: one writer goroutine applies every queued write in a
-// single transaction (one fsync) and answers each caller after the commit.
-// A revision log kept in the file feeds watches, also across restarts, and
-// lets List read the state as of a recent revision.
+// Package bolt is the durable storage.Backend on a bbolt file. Writes are
+// group-committed: one writer goroutine checks every queued write against
+// the current state, appends the whole batch to a write-ahead log with one
+// fdatasync and answers each caller after it. A checkpointer moves batches
+// of WAL-durable writes into bbolt (a synced commit, so the file is always
+// consistent) and drops the WAL segments they cover. A revision log kept in
+// the file feeds watches, also across restarts, and lets List read the
+// state as of a recent revision.
 package bolt
 
 import (
@@ -33,8 +36,17 @@ type Options struct {
 	// HistoryWindow is how many recent events the in-memory watch history
 	// keeps (default 10,000). It is loaded from the log on Open.
 	HistoryWindow int
-	// MaxBatch caps the writes committed in one transaction (default 1,024).
+	// MaxBatch caps the writes committed with one fdatasync (default 1,024).
 	MaxBatch int
+	// CheckpointInterval is the least time between two checkpoints into
+	// bbolt (default 100ms).
+	CheckpointInterval time.Duration
+	// MaxPending is how many WAL-durable writes may await a checkpoint
+	// before writers wait (default 100,000).
+	MaxPending int
+	// WALSegmentSize is the size at which a WAL segment is closed and a new
+	// one started (default 64 MiB).
+	WALSegmentSize int64
 	// CompactInterval is how often the background compactor runs; 0 picks
 	// 1 minute, a negative value disables it.
 	CompactInterval time.Duration
@@ -61,6 +73,15 @@ func (o Options) withDefaults() Options {
 	if o.MaxBatch <= 0 {
 		o.MaxBatch = 1024
 	}
+	if o.CheckpointInterval <= 0 {
+		o.CheckpointInterval = 100 * time.Millisecond
+	}
+	if o.MaxPending <= 0 {
+		o.MaxPending = 100_000
+	}
+	if o.WALSegmentSize <= 0 {
+		o.WALSegmentSize = 64 << 20
+	}
 	if o.CompactInterval == 0 {
 		o.CompactInterval = time.Minute
 	}
@@ -85,16 +106,26 @@ type Backend struct {
 	opts Options
 	hub  *watchhub.Hub
 
-	rev        atomic.Int64 // latest committed revision
+	rev        atomic.Int64 // latest WAL-durable revision
 	compactRev atomic.Int64
+
+	mu   sync.RWMutex // guards ov; held shared across a read snapshot
+	ov   *overlay
+	room *sync.Cond // on mu: a checkpoint made room for pending writes
+
+	wal    *wal
+	walErr error // sticky: set by the writer when an append failed
 
 	closeMu sync.RWMutex // held shared while enqueueing a write
 	closed  bool
 	reqs    chan *request
 	writerD chan struct{} // closed when the writer has exited
-	stopC   chan struct{} // closes the compactor
+	stopC   chan struct{} // stops the compactor and the checkpointer
 	compD   chan struct{} // closed when the compactor has exited
+	ckptC   chan struct{} // wakes the checkpointer
+	ckptD   chan struct{} // closed when the checkpointer has exited
 	compMu  sync.Mutex    // serialises compactions
+	ckptMu  sync.Mutex    // serialises checkpoints
 
 	stats counters
 }
@@ -122,12 +153,17 @@ func Open(path string, opts Options) (*Backend, error) {
 		writerD: make(chan struct{}),
 		stopC:   make(chan struct{}),
 		compD:   make(chan struct{}),
+		ckptC:   make(chan struct{}, 1),
+		ckptD:   make(chan struct{}),
+		ov:      newOverlay(),
 	}
-	if err := b.load(); err != nil {
+	b.room = sync.NewCond(&b.mu)
+	if err := b.recover(path); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open bolt store %s: %w", path, err)
 	}
 	go b.writer()
+	go b.checkpointer()
 	if opts.CompactInterval > 0 {
 		go b.compactor()
 	} else {
@@ -136,9 +172,38 @@ func Open(path string, opts Options) (*Backend, error) {
 	return b, nil
 }
 
-// load creates the buckets, reads the counters and fills the watch history.
+// recover loads the store, replays the WAL into bbolt and starts a new WAL
+// segment.
+func (b *Backend) recover(path string) error {
+	if err := b.load(); err != nil {
+		return err
+	}
+	segs, err := listSegments(segmentPrefix(path))
+	if err != nil {
+		return err
+	}
+	replay, err := readSegments(segs, b.rev.Load())
+	if err != nil {
+		return err
+	}
+	if len(replay) > 0 {
+		b.ov.install(replay)
+		b.rev.Store(replay[len(replay)-1].KV.ModRevision)
+		if err := b.checkpoint(); err != nil {
+			return err
+		}
+	}
+	if b.wal, err = openWAL(path, b.opts.WALSegmentSize, segs, b.rev.Load()); err != nil {
+		return err
+	}
+	if err := b.wal.release(b.rev.Load()); err != nil {
+		return err
+	}
+	return b.loadHistory()
+}
+
+// load creates the buckets and reads the counters.
 func (b *Backend) load() error {
-	var tail []storage.Event
 	err := b.db.Update(func(tx *bbolt.Tx) error {
 		for _, name := range [][]byte{bucketKV, bucketLog, bucketMeta} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
@@ -148,6 +213,15 @@ func (b *Backend) load() error {
 		meta := tx.Bucket(bucketMeta)
 		b.rev.Store(readInt(meta, metaRev))
 		b.compactRev.Store(readInt(meta, metaCompct))
+		return nil
+	})
+	return err
+}
+
+// loadHistory fills the watch history from the tail of the log.
+func (b *Backend) loadHistory() error {
+	var tail []storage.Event
+	err := b.db.View(func(tx *bbolt.Tx) error {
 		var err error
 		tail, err = readTail(tx.Bucket(bucketLog), b.opts.HistoryWindow)
 		return err
@@ -209,14 +283,26 @@ func (b *Backend) Close() error {
 	}
 	b.closed = true
 	close(b.reqs)
-	close(b.stopC)
 	b.closeMu.Unlock()
 	<-b.writerD
+	close(b.stopC)
 	<-b.compD
+	<-b.ckptD
 	b.hub.Close()
+	err := b.checkpoint()
+	b.mu.RLock()
+	checkpointed := b.rev.Load()
+	if len(b.ov.pending) > 0 {
+		checkpointed = -1 // keep the WAL: it has writes bbolt lacks
+	}
+	b.mu.RUnlock()
+	err = errors.Join(err, b.wal.close(checkpointed))
 	b.compMu.Lock()
 	defer b.compMu.Unlock()
-	if err := b.db.Close(); err != nil {
+	if cerr := b.db.Close(); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
+	if err != nil {
 		return fmt.Errorf("close bolt store: %w", err)
 	}
 	return nil

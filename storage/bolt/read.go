@@ -17,19 +17,30 @@ func (b *Backend) Get(ctx context.Context, key string) (storage.KeyValue, error)
 	if err := b.readable(ctx); err != nil {
 		return storage.KeyValue{}, err
 	}
-	var kv storage.KeyValue
+	b.stats.reads.Add(1)
+	b.mu.RLock()
+	kv, found := b.ov.get(key)
+	b.mu.RUnlock()
+	if found {
+		if kv == nil {
+			return storage.KeyValue{}, storage.ErrNotFound
+		}
+		out := *kv
+		out.Value = cloneBytes(out.Value)
+		return out, nil
+	}
+	var out storage.KeyValue
 	err := b.db.View(func(tx *bbolt.Tx) error {
 		rec := tx.Bucket(bucketKV).Get([]byte(key))
 		if rec == nil {
 			return storage.ErrNotFound
 		}
 		var err error
-		kv, err = decodeKV(key, rec)
-		kv.Value = cloneBytes(kv.Value)
+		out, err = decodeKV(key, rec)
+		out.Value = cloneBytes(out.Value)
 		return err
 	})
-	b.stats.reads.Add(1)
-	return kv, mapErr(err)
+	return out, mapErr(err)
 }
 
 // List returns the keys under prefix in key order, as of opts.Revision when
@@ -38,34 +49,52 @@ func (b *Backend) List(ctx context.Context, prefix string, opts storage.ListOpti
 	if err := b.readable(ctx); err != nil {
 		return storage.ListResult{}, err
 	}
-	var res storage.ListResult
-	err := b.db.View(func(tx *bbolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
-		cur, compact := readInt(meta, metaRev), readInt(meta, metaCompct)
-		l := lister{prefix: prefix, after: opts.After, limit: opts.Limit}
-		switch {
-		case opts.Revision > cur:
-			return storage.ErrFuture
-		case opts.Revision != 0 && opts.Revision < compact:
-			return storage.ErrCompacted
-		case opts.Revision != 0 && opts.Revision < cur:
-			ov, err := l.overrides(tx.Bucket(bucketLog), opts.Revision)
-			if err != nil {
-				return err
-			}
-			l.over = ov
-			cur = opts.Revision
-		}
-		var err error
-		res, err = l.run(tx.Bucket(bucketKV).Cursor())
-		res.Revision = cur
-		return err
-	})
 	b.stats.reads.Add(1)
+	b.mu.RLock()
+	tx, err := b.db.Begin(false)
 	if err != nil {
+		b.mu.RUnlock()
 		return storage.ListResult{}, fmt.Errorf("list %s: %w", prefix, mapErr(err))
 	}
+	defer func() { _ = tx.Rollback() }()
+	l := lister{prefix: prefix, after: opts.After, limit: opts.Limit}
+	rev, err := b.snapshot(tx, &l, opts.Revision)
+	b.mu.RUnlock()
+	if err != nil {
+		return storage.ListResult{}, fmt.Errorf("list %s at %d: %w", prefix, opts.Revision, err)
+	}
+	res, err := l.run(tx.Bucket(bucketKV).Cursor())
+	if err != nil {
+		return storage.ListResult{}, fmt.Errorf("list %s: %w", prefix, err)
+	}
+	res.Revision = rev
 	return res, nil
+}
+
+// snapshot fills the lister's overrides so that bbolt's state in tx plus the
+// overrides is the state at rev (0: now). Callers hold b.mu shared.
+func (b *Backend) snapshot(tx *bbolt.Tx, l *lister, rev int64) (int64, error) {
+	cur := b.rev.Load()
+	switch {
+	case rev > cur:
+		return 0, storage.ErrFuture
+	case rev != 0 && rev < b.compactRev.Load():
+		return 0, storage.ErrCompacted
+	}
+	l.over = b.ov.under(l.prefix, l.after)
+	if rev == 0 || rev == cur {
+		return cur, nil
+	}
+	boltRev := readInt(tx.Bucket(bucketMeta), metaRev)
+	old := map[string]*storage.KeyValue{}
+	if err := l.rollBack(old, tx.Bucket(bucketLog), rev, boltRev); err != nil {
+		return 0, err
+	}
+	l.rollBackEvents(old, b.pendingSince(rev, boltRev))
+	for k, kv := range old {
+		l.over[k] = kv
+	}
+	return rev, nil
 }
 
 func (b *Backend) readable(ctx context.Context) error {
@@ -87,31 +116,44 @@ type lister struct {
 	over   map[string]*storage.KeyValue // key -> value at the revision; nil: absent
 }
 
-// overrides scans the log after rev and records, for every key under the
-// prefix that changed since, its state as of rev (nil if it did not exist).
-func (l *lister) overrides(logB *bbolt.Bucket, rev int64) (map[string]*storage.KeyValue, error) {
-	over := map[string]*storage.KeyValue{}
+// rollBack scans the bbolt log after rev up to boltRev and records, for
+// every key under the prefix that changed since, its state as of rev (nil
+// if it did not exist). The first change of a key after rev wins.
+func (l *lister) rollBack(old map[string]*storage.KeyValue, logB *bbolt.Bucket, rev, boltRev int64) error {
 	c := logB.Cursor()
-	for k, v := c.Seek(revKey(rev + 1)); k != nil; k, v = c.Next() {
+	for k, v := c.Seek(revKey(rev + 1)); k != nil && keyRev(k) <= boltRev; k, v = c.Next() {
 		ev, err := decodeEvent(keyRev(k), v)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if !l.wants(ev.KV.Key) {
-			continue
-		}
-		if _, seen := over[ev.KV.Key]; seen {
-			continue
-		}
-		if ev.PrevKV == nil {
-			over[ev.KV.Key] = nil
-			continue
-		}
-		prev := *ev.PrevKV
-		prev.Value = cloneBytes(prev.Value)
-		over[ev.KV.Key] = &prev
+		l.rollBackEvent(old, &ev, true)
 	}
-	return over, nil
+	return nil
+}
+
+// rollBackEvents does the same for events not yet in bbolt.
+func (l *lister) rollBackEvents(old map[string]*storage.KeyValue, events []storage.Event) {
+	for i := range events {
+		l.rollBackEvent(old, &events[i], false)
+	}
+}
+
+func (l *lister) rollBackEvent(old map[string]*storage.KeyValue, ev *storage.Event, copyValue bool) {
+	if !l.wants(ev.KV.Key) {
+		return
+	}
+	if _, seen := old[ev.KV.Key]; seen {
+		return
+	}
+	if ev.PrevKV == nil {
+		old[ev.KV.Key] = nil
+		return
+	}
+	prev := *ev.PrevKV
+	if copyValue {
+		prev.Value = cloneBytes(prev.Value)
+	}
+	old[ev.KV.Key] = &prev
 }
 
 func (l *lister) wants(key string) bool {

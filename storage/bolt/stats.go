@@ -9,9 +9,12 @@ type Stats struct {
 	Writes int64
 	// Applied is the number of writes that produced a revision.
 	Applied int64
-	// Commits is the number of write transactions (one fsync each),
+	// Commits is the number of group commits (one WAL fdatasync each),
 	// including failed ones.
 	Commits int64
+	// Checkpoints is the number of bbolt transactions that moved WAL
+	// writes into the file (one fsync each).
+	Checkpoints int64
 	// FailedCommits is the number of transactions that did not commit.
 	FailedCommits int64
 	// MaxBatch is the largest number of writes committed together.
@@ -31,7 +34,7 @@ func (s Stats) WritesPerCommit() float64 {
 }
 
 type counters struct {
-	writes, applied, commits, failedCommits, maxBatch, compactions, reads atomic.Int64
+	writes, applied, commits, checkpoints, failedCommits, maxBatch, compactions, reads atomic.Int64
 }
 
 // record counts one successful commit of n writes, applied of them with a
@@ -51,6 +54,7 @@ func (b *Backend) Stats() Stats {
 		Writes:        c.writes.Load(),
 		Applied:       c.applied.Load(),
 		Commits:       c.commits.Load(),
+		Checkpoints:   c.checkpoints.Load(),
 		FailedCommits: c.failedCommits.Load(),
 		MaxBatch:      c.maxBatch.Load(),
 		Compactions:   c.compactions.Load(),

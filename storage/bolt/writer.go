@@ -79,6 +79,7 @@ func (b *Backend) writer() {
 	for r := range b.reqs {
 		batch = append(batch[:0], r)
 		batch = b.drain(batch)
+		b.waitForRoom()
 		b.commit(batch)
 	}
 }
@@ -99,32 +100,15 @@ func (b *Backend) drain(batch []*request) []*request {
 	return batch
 }
 
-// commit applies the batch in one transaction, then publishes the events
-// and answers every caller.
+// commit stages the batch against the current state, makes it durable in
+// the WAL with one fdatasync, installs it in the overlay, publishes the
+// events and answers every caller.
 func (b *Backend) commit(batch []*request) {
 	results := make([]result, len(batch))
-	events := make([]storage.Event, 0, len(batch))
-	rev := b.rev.Load()
-	err := b.db.Update(func(tx *bbolt.Tx) error {
-		events = events[:0]
-		a := applier{kv: tx.Bucket(bucketKV), log: tx.Bucket(bucketLog), rev: rev}
-		a.log.FillPercent = 1.0 // the log only grows at its end
-		for i, r := range batch {
-			res, ev, err := a.apply(r)
-			if err != nil {
-				return err
-			}
-			results[i] = res
-			if ev != nil {
-				events = append(events, *ev)
-			}
-		}
-		if a.rev == rev {
-			return nil
-		}
-		rev = a.rev
-		return tx.Bucket(bucketMeta).Put(metaRev, revKey(rev))
-	})
+	events, err := b.stage(batch, results)
+	if err == nil && len(events) > 0 {
+		err = b.appendWAL(events)
+	}
 	b.stats.commits.Add(1)
 	if err != nil {
 		err = fmt.Errorf("commit %d writes: %w", len(batch), err)
@@ -132,39 +116,94 @@ func (b *Backend) commit(batch []*request) {
 			results[i] = result{err: err}
 		}
 		b.stats.failedCommits.Add(1)
-	} else {
-		b.rev.Store(rev)
-		b.stats.record(len(batch), len(events))
+	} else if len(events) > 0 {
+		b.mu.Lock()
+		b.ov.install(events)
+		b.rev.Store(events[len(events)-1].KV.ModRevision)
+		b.mu.Unlock()
 		b.hub.Publish(events)
+		b.kickCheckpoint()
+	}
+	if err == nil {
+		b.stats.record(len(batch), len(events))
 	}
 	for i, r := range batch {
 		r.done <- results[i]
 	}
 }
 
-// applier applies single writes inside a transaction; later writes see
-// earlier ones.
-type applier struct {
-	kv, log *bbolt.Bucket
-	rev     int64
+// appendWAL writes events to the WAL. A failed append leaves the WAL in an
+// unknown state, so every later write fails too.
+func (b *Backend) appendWAL(events []storage.Event) error {
+	if b.walErr != nil {
+		return b.walErr
+	}
+	if err := b.wal.append(events); err != nil {
+		b.walErr = err
+		return err
+	}
+	return nil
 }
 
-func (a *applier) apply(r *request) (result, *storage.Event, error) {
-	key := []byte(r.key)
-	var prev *storage.KeyValue
-	if rec := a.kv.Get(key); rec != nil {
-		kv, err := decodeKV(r.key, rec)
+// stage evaluates each write in order against the state left by the ones
+// before it and assigns revisions. It fills results and returns the events.
+func (b *Backend) stage(batch []*request, results []result) ([]storage.Event, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	tx, err := b.db.Begin(false)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	kvB := tx.Bucket(bucketKV)
+	staged := map[string]*storage.KeyValue{}
+	current := func(key string) (*storage.KeyValue, error) {
+		if kv, ok := staged[key]; ok {
+			return kv, nil
+		}
+		if kv, ok := b.ov.get(key); ok {
+			return kv, nil
+		}
+		rec := kvB.Get([]byte(key))
+		if rec == nil {
+			return nil, nil
+		}
+		kv, err := decodeKV(key, rec)
 		if err != nil {
-			return result{}, nil, err
+			return nil, err
 		}
 		kv.Value = cloneBytes(kv.Value)
-		prev = &kv
+		return &kv, nil
 	}
-	if err := precondition(r, prev); err != nil {
-		return result{err: err}, nil, nil
+	rev := b.rev.Load()
+	events := make([]storage.Event, 0, len(batch))
+	for i, r := range batch {
+		prev, err := current(r.key)
+		if err != nil {
+			return nil, err
+		}
+		if err := precondition(r, prev); err != nil {
+			results[i] = result{err: err}
+			continue
+		}
+		rev++
+		ev := newEvent(r, prev, rev)
+		events = append(events, ev)
+		results[i] = result{rev: rev}
+		if r.op == opDelete {
+			results[i].prev = *prev
+			staged[r.key] = nil
+		} else {
+			kv := ev.KV
+			staged[r.key] = &kv
+		}
 	}
-	a.rev++
-	ev := &storage.Event{KV: storage.KeyValue{Key: r.key, Value: r.value, CreateRevision: a.rev, ModRevision: a.rev}}
+	return events, nil
+}
+
+// newEvent builds the event of a write that passed its precondition.
+func newEvent(r *request, prev *storage.KeyValue, rev int64) storage.Event {
+	ev := storage.Event{KV: storage.KeyValue{Key: r.key, Value: r.value, CreateRevision: rev, ModRevision: rev}}
 	switch r.op {
 	case opCreate:
 		ev.Type = storage.EventCreated
@@ -175,35 +214,34 @@ func (a *applier) apply(r *request) (result, *storage.Event, error) {
 	case opDelete:
 		ev.Type = storage.EventDeleted
 		ev.KV = *prev
-		ev.KV.ModRevision = a.rev
+		ev.KV.ModRevision = rev
 		ev.PrevKV = prev
 	}
-	if err := a.write(key, ev); err != nil {
-		return result{}, nil, err
-	}
-	res := result{rev: a.rev}
-	if r.op == opDelete {
-		res.prev = *prev
-	}
-	return res, ev, nil
+	return ev
 }
 
-// write stores the key and its log entry. bbolt keeps references to the
-// values until the commit, so every record gets its own buffer.
-func (a *applier) write(key []byte, ev *storage.Event) error {
-	if ev.Type == storage.EventDeleted {
-		if err := a.kv.Delete(key); err != nil {
-			return fmt.Errorf("delete %s: %w", ev.KV.Key, err)
+// applyEvents writes checkpointed events into bbolt: the key's new state
+// and its log entry. bbolt keeps references to the values until the
+// commit, so every record gets its own buffer.
+func applyEvents(kvB, logB *bbolt.Bucket, events []storage.Event) error {
+	logB.FillPercent = 1.0 // the log only grows at its end
+	for i := range events {
+		ev := &events[i]
+		key := []byte(ev.KV.Key)
+		if ev.Type == storage.EventDeleted {
+			if err := kvB.Delete(key); err != nil {
+				return fmt.Errorf("delete %s: %w", ev.KV.Key, err)
+			}
+		} else {
+			rec := encodeKV(make([]byte, 0, len(ev.KV.Value)+20), ev.KV.CreateRevision, ev.KV.ModRevision, ev.KV.Value)
+			if err := kvB.Put(key, rec); err != nil {
+				return fmt.Errorf("put %s: %w", ev.KV.Key, err)
+			}
 		}
-	} else {
-		rec := encodeKV(make([]byte, 0, len(ev.KV.Value)+20), ev.KV.CreateRevision, ev.KV.ModRevision, ev.KV.Value)
-		if err := a.kv.Put(key, rec); err != nil {
-			return fmt.Errorf("put %s: %w", ev.KV.Key, err)
+		rec := encodeEvent(make([]byte, 0, eventSize(ev)), ev)
+		if err := logB.Put(revKey(ev.KV.ModRevision), rec); err != nil {
+			return fmt.Errorf("append log %d: %w", ev.KV.ModRevision, err)
 		}
-	}
-	rec := encodeEvent(make([]byte, 0, eventSize(ev)), ev)
-	if err := a.log.Put(revKey(a.rev), rec); err != nil {
-		return fmt.Errorf("append log %d: %w", a.rev, err)
 	}
 	return nil
 }

@@ -1,0 +1,231 @@
+package bolt
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/batchlet/batchlet/storage"
+)
+
+// The write-ahead log makes a batch durable with one sequential append and
+// one fdatasync; the bbolt file catches up in the background. It is a
+// sequence of segment files <db>.wal-<seq>, each a sequence of records:
+//
+//	uint32 len(payload) | uint32 crc32c(payload) | payload
+//	payload: repeated uvarint rev | uvarint len(event) | event record
+//
+// A zero length or a bad checksum ends a segment (a torn tail).
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// wal appends batches to the current segment and drops segments once their
+// events are checkpointed into bbolt.
+type wal struct {
+	prefix  string // segment files are prefix + seq
+	dir     string
+	maxSize int64
+
+	// Only the writer goroutine touches these.
+	f      *os.File
+	seq    int
+	size   int64
+	buf    []byte
+	curMax int64 // last revision in the current segment
+
+	mu     sync.Mutex
+	closed []segment // full segments, oldest first
+}
+
+type segment struct {
+	path    string
+	lastRev int64
+}
+
+func segmentPrefix(dbPath string) string { return dbPath + ".wal-" }
+
+// listSegments returns the existing segment files in order.
+func listSegments(prefix string) ([]string, error) {
+	matches, err := filepath.Glob(prefix + "*")
+	if err != nil {
+		return nil, fmt.Errorf("list wal segments: %w", err)
+	}
+	seqOf := func(p string) int {
+		n, _ := strconv.Atoi(strings.TrimPrefix(p, prefix))
+		return n
+	}
+	sort.Slice(matches, func(i, j int) bool { return seqOf(matches[i]) < seqOf(matches[j]) })
+	return matches, nil
+}
+
+// readSegments returns the events of every segment with a revision above
+// after, in order, stopping at the first gap or torn record.
+func readSegments(paths []string, after int64) ([]storage.Event, error) {
+	var out []storage.Event
+	next := after + 1
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("read wal segment %s: %w", p, err)
+		}
+		for len(data) >= 8 {
+			n := binary.LittleEndian.Uint32(data)
+			if n == 0 || int64(n) > int64(len(data)-8) {
+				break
+			}
+			payload := data[8 : 8+n]
+			if crc32.Checksum(payload, crcTable) != binary.LittleEndian.Uint32(data[4:]) {
+				break
+			}
+			data = data[8+n:]
+			evs, err := decodePayload(payload)
+			if err != nil {
+				return nil, fmt.Errorf("read wal segment %s: %w", p, err)
+			}
+			for _, ev := range evs {
+				switch {
+				case ev.KV.ModRevision < next:
+					continue // already in bbolt
+				case ev.KV.ModRevision > next:
+					return out, nil // a gap: nothing after it can be trusted
+				}
+				out = append(out, ev)
+				next++
+			}
+		}
+	}
+	return out, nil
+}
+
+func decodePayload(p []byte) ([]storage.Event, error) {
+	var out []storage.Event
+	r := reader{b: p}
+	for len(r.b) > 0 && r.err == nil {
+		rev := r.int()
+		rec := r.bytes(r.int())
+		if r.err != nil {
+			break
+		}
+		ev, err := decodeEvent(rev, rec)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
+	}
+	return out, r.err
+}
+
+// openWAL starts a fresh segment after the existing ones; the caller has
+// recovered and checkpointed those, and removes them with release.
+func openWAL(dbPath string, maxSize int64, existing []string, lastRev int64) (*wal, error) {
+	w := &wal{prefix: segmentPrefix(dbPath), dir: filepath.Dir(dbPath), maxSize: maxSize}
+	for _, p := range existing {
+		w.closed = append(w.closed, segment{path: p, lastRev: lastRev})
+		n, _ := strconv.Atoi(strings.TrimPrefix(p, w.prefix))
+		w.seq = max(w.seq, n)
+	}
+	if err := w.rotate(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// rotate closes the current segment (if any) and creates the next one.
+func (w *wal) rotate() error {
+	if w.f != nil {
+		if err := w.f.Close(); err != nil {
+			return fmt.Errorf("close wal segment: %w", err)
+		}
+		w.mu.Lock()
+		w.closed = append(w.closed, segment{path: w.f.Name(), lastRev: w.curMax})
+		w.mu.Unlock()
+	}
+	w.seq++
+	f, err := os.OpenFile(fmt.Sprintf("%s%08d", w.prefix, w.seq), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("create wal segment: %w", err)
+	}
+	w.f, w.size = f, 0
+	return syncDir(w.dir)
+}
+
+// append writes the events as one record and waits for fdatasync.
+func (w *wal) append(events []storage.Event) error {
+	if w.size >= w.maxSize {
+		if err := w.rotate(); err != nil {
+			return err
+		}
+	}
+	buf := append(w.buf[:0], make([]byte, 8)...)
+	for i := range events {
+		ev := &events[i]
+		buf = binary.AppendUvarint(buf, uint64(ev.KV.ModRevision))
+		rec := encodeEvent(nil, ev)
+		buf = binary.AppendUvarint(buf, uint64(len(rec)))
+		buf = append(buf, rec...)
+	}
+	payload := buf[8:]
+	binary.LittleEndian.PutUint32(buf, uint32(len(payload)))
+	binary.LittleEndian.PutUint32(buf[4:], crc32.Checksum(payload, crcTable))
+	w.buf = buf
+	if _, err := w.f.Write(buf); err != nil {
+		return fmt.Errorf("append wal: %w", err)
+	}
+	if err := fdatasync(w.f); err != nil {
+		return fmt.Errorf("sync wal: %w", err)
+	}
+	w.size += int64(len(buf))
+	w.curMax = events[len(events)-1].KV.ModRevision
+	return nil
+}
+
+// release removes the full segments whose events are all at or below rev.
+func (w *wal) release(rev int64) error {
+	w.mu.Lock()
+	var drop []segment
+	for len(w.closed) > 0 && w.closed[0].lastRev <= rev {
+		drop = append(drop, w.closed[0])
+		w.closed = w.closed[1:]
+	}
+	w.mu.Unlock()
+	var errs []error
+	for _, s := range drop {
+		if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("remove wal segment: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// close closes the current segment and, when everything is checkpointed,
+// removes it too.
+func (w *wal) close(checkpointed int64) error {
+	err := w.f.Close()
+	if w.curMax <= checkpointed {
+		w.mu.Lock()
+		w.closed = append(w.closed, segment{path: w.f.Name(), lastRev: w.curMax})
+		w.mu.Unlock()
+		err = errors.Join(err, w.release(checkpointed))
+	}
+	return err
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("open dir %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	return nil
+}
