@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/batchlet/batchlet/storage"
 	"github.com/batchlet/batchlet/storage/bolt"
@@ -103,43 +104,67 @@ func receiveN(t *testing.T, ch <-chan []storage.Event, n int) []storage.Event {
 
 const crashEnv = "BOLT_CRASH_CHILD_PATH"
 
+// crashOptions keeps WAL segments and checkpoints small so a crash lands
+// amid rotations and checkpoints.
+var crashOptions = bolt.Options{CompactInterval: -1, WALSegmentSize: 64 << 10, CheckpointInterval: time.Millisecond}
+
 // TestCrashChild is the child of TestCrashKeepsAcknowledgedWrites: it writes
 // as fast as it can and prints every acknowledged write until it is killed.
+// Each key goes through create, update and (for odd keys) delete.
 func TestCrashChild(t *testing.T) {
 	path := os.Getenv(crashEnv)
 	if path == "" {
 		t.Skip("only runs as the child of the crash test")
 	}
-	b, err := bolt.Open(path, bolt.Options{CompactInterval: -1})
+	b, err := bolt.Open(path, crashOptions)
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(2)
 	}
 	var mu sync.Mutex
 	out := bufio.NewWriter(os.Stdout)
-	ack := func(rev int64, key string) {
+	ack := func(rev int64, op, key string) {
 		mu.Lock()
-		fmt.Fprintf(out, "%d %s\n", rev, key)
+		fmt.Fprintf(out, "%d %s %s\n", rev, op, key)
 		_ = out.Flush()
 		mu.Unlock()
 	}
-	var wg sync.WaitGroup
+	fail := func(err error) {
+		mu.Lock()
+		fmt.Fprintf(out, "ERR %v\n", err)
+		_ = out.Flush()
+		os.Exit(2)
+	}
 	for w := range 32 {
-		wg.Add(1)
 		go func() {
-			defer wg.Done()
+			ctx := context.Background()
 			for i := 0; ; i++ {
 				key := fmt.Sprintf("/crash/%02d/%07d", w, i)
-				rev, err := b.Create(context.Background(), key, []byte(key))
+				rev, err := b.Create(ctx, key, []byte("c"+key))
 				if err != nil {
-					fmt.Println("ERR", err)
-					os.Exit(2)
+					fail(err)
 				}
-				ack(rev, key)
+				ack(rev, "create", key)
+				if rev, err = b.Update(ctx, key, []byte("u"+key), rev); err != nil {
+					fail(err)
+				}
+				ack(rev, "update", key)
+				if i%2 == 1 {
+					if rev, _, err = b.Delete(ctx, key, rev); err != nil {
+						fail(err)
+					}
+					ack(rev, "delete", key)
+				}
 			}
 		}()
 	}
-	wg.Wait()
+	select {}
+}
+
+// ackedState is the last acknowledged write of a key.
+type ackedState struct {
+	op  string
+	rev int64
 }
 
 func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
@@ -156,48 +181,41 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	acked := map[string]int64{}
-	sc := bufio.NewScanner(stdout)
-	const killAfter = 3000
-	for sc.Scan() && len(acked) < killAfter {
-		line := sc.Text()
+	acked := map[string]ackedState{}
+	record := func(line string) {
 		if strings.HasPrefix(line, "ERR") {
-			t.Fatalf("child failed: %s", line)
+			t.Errorf("child failed: %s", line)
 		}
-		rev, key, ok := parseAck(line)
-		if ok {
-			acked[key] = rev
+		if rev, op, key, ok := parseAck(line); ok {
+			acked[key] = ackedState{op: op, rev: rev}
 		}
+	}
+	sc := bufio.NewScanner(stdout)
+	const killAfter = 20_000
+	for n := 0; n < killAfter && sc.Scan(); n++ {
+		record(sc.Text())
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	// Lines the child flushed before dying were acknowledged too.
 	for sc.Scan() {
-		if rev, key, ok := parseAck(sc.Text()); ok {
-			acked[key] = rev
-		}
+		record(sc.Text())
 	}
 	_ = cmd.Wait()
-	if len(acked) < killAfter {
-		t.Fatalf("child acknowledged only %d writes", len(acked))
+	if len(acked) < killAfter/3 {
+		t.Fatalf("child acknowledged only %d keys", len(acked))
 	}
 
-	b, err := bolt.Open(path, bolt.Options{CompactInterval: -1})
+	b, err := bolt.Open(path, crashOptions)
 	if err != nil {
 		t.Fatalf("reopen after crash: %v", err)
 	}
 	defer b.Close()
 	var maxRev int64
-	for key, rev := range acked {
-		kv, err := b.Get(context.Background(), key)
-		if err != nil {
-			t.Fatalf("acknowledged write %s@%d lost: %v", key, rev, err)
-		}
-		if kv.ModRevision != rev || string(kv.Value) != key {
-			t.Fatalf("acknowledged write %s@%d reads back as %q@%d", key, rev, kv.Value, kv.ModRevision)
-		}
-		maxRev = max(maxRev, rev)
+	for key, st := range acked {
+		checkAcked(t, b, key, st)
+		maxRev = max(maxRev, st.rev)
 	}
 	if cur := b.CurrentRevision(); cur < maxRev {
 		t.Fatalf("CurrentRevision %d after crash is below acknowledged %d", cur, maxRev)
@@ -206,16 +224,43 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 	if err != nil || next <= maxRev {
 		t.Fatalf("write after crash got revision %d (%v), want > %d", next, err, maxRev)
 	}
-	t.Logf("%d acknowledged writes survived SIGKILL; revision now %d", len(acked), next)
+	t.Logf("%d acknowledged keys survived SIGKILL; revision now %d", len(acked), next)
 }
 
-func parseAck(line string) (int64, string, bool) {
-	revS, key, ok := strings.Cut(line, " ")
-	if !ok {
-		return 0, "", false
+// checkAcked checks that a key holds its last acknowledged write, or the
+// write that follows it in the child's sequence (durable but not yet
+// acknowledged when the child died).
+func checkAcked(t *testing.T, b *bolt.Backend, key string, st ackedState) {
+	t.Helper()
+	kv, err := b.Get(context.Background(), key)
+	deletable := strings.HasSuffix(key, "1") || strings.HasSuffix(key, "3") || strings.HasSuffix(key, "5") ||
+		strings.HasSuffix(key, "7") || strings.HasSuffix(key, "9")
+	switch st.op {
+	case "delete":
+		if err != storage.ErrNotFound {
+			t.Fatalf("acknowledged delete of %s@%d undone: %+v %v", key, st.rev, kv, err)
+		}
+	case "update":
+		if err == storage.ErrNotFound && deletable {
+			return // its delete made it to disk
+		}
+		if err != nil || kv.ModRevision != st.rev || string(kv.Value) != "u"+key {
+			t.Fatalf("acknowledged update %s@%d reads back as %q@%d (%v)", key, st.rev, kv.Value, kv.ModRevision, err)
+		}
+	case "create":
+		if err != nil || kv.CreateRevision != st.rev || kv.ModRevision < st.rev {
+			t.Fatalf("acknowledged create %s@%d reads back as %q@%d/%d (%v)", key, st.rev, kv.Value, kv.CreateRevision, kv.ModRevision, err)
+		}
 	}
-	rev, err := strconv.ParseInt(revS, 10, 64)
-	return rev, key, err == nil
+}
+
+func parseAck(line string) (int64, string, string, bool) {
+	f := strings.Fields(line)
+	if len(f) != 3 {
+		return 0, "", "", false
+	}
+	rev, err := strconv.ParseInt(f[0], 10, 64)
+	return rev, f[1], f[2], err == nil
 }
 
 func tempPath(t *testing.T) (string, string) {

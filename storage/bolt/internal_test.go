@@ -1,0 +1,113 @@
+package bolt
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/batchlet/batchlet/storage"
+)
+
+func sampleEvents() []storage.Event {
+	prev := storage.KeyValue{Key: "/k", Value: []byte("v1"), CreateRevision: 5, ModRevision: 5}
+	return []storage.Event{
+		{Type: storage.EventCreated, KV: storage.KeyValue{Key: "/k", Value: []byte("v1"), CreateRevision: 5, ModRevision: 5}},
+		{Type: storage.EventUpdated, KV: storage.KeyValue{Key: "/k", Value: []byte("v2"), CreateRevision: 5, ModRevision: 6}, PrevKV: &prev},
+		{Type: storage.EventDeleted, KV: storage.KeyValue{Key: "/k", Value: []byte("v1"), CreateRevision: 5, ModRevision: 7}, PrevKV: &prev},
+		{Type: storage.EventCreated, KV: storage.KeyValue{Key: "/empty", Value: []byte{}, CreateRevision: 8, ModRevision: 8}},
+	}
+}
+
+func TestEventCodecRoundTrip(t *testing.T) {
+	for _, want := range sampleEvents() {
+		rec := encodeEvent(nil, &want)
+		if len(rec) > eventSize(&want) {
+			t.Fatalf("%s: encoded %d bytes, size bound %d", want.Type, len(rec), eventSize(&want))
+		}
+		got, err := decodeEvent(want.KV.ModRevision, rec)
+		if err != nil {
+			t.Fatalf("%s: %v", want.Type, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("round trip of %s:\n got %+v prev %+v\nwant %+v prev %+v", want.Type, got, got.PrevKV, want, want.PrevKV)
+		}
+	}
+	if _, err := decodeEvent(1, []byte{9, 1, 'k', 1}); err == nil {
+		t.Fatal("unknown event type decoded without error")
+	}
+	if _, err := decodeEvent(1, []byte{0, 200}); err == nil {
+		t.Fatal("truncated record decoded without error")
+	}
+}
+
+func TestWALStopsAtTornTail(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "x.db")
+	w, err := openWAL(db, 1<<20, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := sampleEvents()
+	if err := w.append(evs[:2]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.append(evs[2:]); err != nil {
+		t.Fatal(err)
+	}
+	name := w.f.Name()
+	if err := w.f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Tear the second record.
+	if err := os.WriteFile(name, data[:len(data)-3], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	segs, err := listSegments(segmentPrefix(db))
+	if err != nil || len(segs) != 1 {
+		t.Fatalf("segments %v, %v", segs, err)
+	}
+	got, err := readSegments(segs, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].KV.ModRevision != 5 || got[1].KV.ModRevision != 6 {
+		t.Fatalf("replayed %d events, want revisions 5 and 6", len(got))
+	}
+	// Events already in bbolt are skipped.
+	if got, _ := readSegments(segs, 5); len(got) != 1 || got[0].KV.ModRevision != 6 {
+		t.Fatalf("replay after 5 gave %d events", len(got))
+	}
+}
+
+func TestCompactTarget(t *testing.T) {
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	samples := []revSample{{base, 100}, {base.Add(time.Minute), 200}, {base.Add(2 * time.Minute), 300}}
+	tests := []struct {
+		name        string
+		cur, keep   int64
+		cutoff      time.Time
+		byAge       bool
+		want        int64
+		wantSamples int
+	}{
+		{"keep revisions only", 1000, 100, time.Time{}, false, 900, 0},
+		{"never negative", 50, 100, time.Time{}, false, 0, 0},
+		{"age compacts further", 310, 1000, base.Add(90 * time.Second), true, 200, 2},
+		{"count compacts further", 5000, 100, base.Add(90 * time.Second), true, 4900, 2},
+		{"nothing old enough", 310, 1000, base.Add(-time.Second), true, 0, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, rest := compactTarget(tt.cur, tt.keep, tt.cutoff, tt.byAge, append([]revSample(nil), samples...))
+			if got != tt.want || len(rest) != tt.wantSamples {
+				t.Fatalf("target %d with %d samples kept, want %d with %d", got, len(rest), tt.want, tt.wantSamples)
+			}
+		})
+	}
+}
