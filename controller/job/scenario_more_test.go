@@ -1,0 +1,77 @@
+package job
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	batch "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+func TestScenarioSuspendResume(t *testing.T) {
+	h := newHarness(t)
+	j := newTestJob("susp", 4, 2)
+	j.Spec.Suspend = ptr.To(true)
+	job := h.createJob(j)
+	h.eventually("suspended condition", 10*time.Millisecond, func() bool {
+		return slices.Equal(condTypes(h.getJob(job)), []string{"Suspended=True/JobSuspended"})
+	})
+	if got := h.getJob(job); got.Status.StartTime != nil || len(h.pods("default")) != 0 {
+		t.Fatalf("suspended job started: %+v", got.Status)
+	}
+	cur := h.getJob(job)
+	cur.Spec.Suspend = ptr.To(false)
+	cur.Generation++
+	if _, err := h.client.BatchV1().Jobs("default").Update(h.ctx, cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("job finished", 100*time.Millisecond, func() bool {
+		h.finishPods("default", func(*v1.Pod) (v1.PodPhase, int32) { return v1.PodSucceeded, 0 })
+		return IsJobFinished(h.getJob(job))
+	})
+	got := h.getJob(job)
+	want := []string{"Suspended=False/JobResumed", "SuccessCriteriaMet=True/CompletionsReached", "Complete=True/CompletionsReached"}
+	if got.Status.Succeeded != 4 || !slices.Equal(condTypes(got), want) {
+		t.Errorf("succeeded %d conditions %v", got.Status.Succeeded, condTypes(got))
+	}
+	h.eventually("events", time.Millisecond, func() bool { return len(h.drainEvents()) >= 7 })
+	var reasons []string
+	for _, e := range h.drainEvents() {
+		reasons = append(reasons, strings.Fields(e)[1])
+	}
+	wantEv := []string{"Suspended", "SuccessfulCreate", "SuccessfulCreate", "Resumed", "SuccessfulCreate", "SuccessfulCreate", "Completed"}
+	if !slices.Equal(reasons, wantEv) {
+		t.Errorf("events %v, want %v", reasons, wantEv)
+	}
+}
+
+func TestScenarioManagedByExternalIsSkipped(t *testing.T) {
+	h := newHarness(t)
+	j := newTestJob("ext", 1, 1)
+	j.Spec.ManagedBy = ptr.To("example.com/other")
+	job := h.createJob(j)
+	if err := h.ctrl.SyncJob(h.ctx, "default/ext"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.getJob(job); got.Status.StartTime != nil || len(h.pods("default")) != 0 {
+		t.Errorf("external job touched: %+v", got.Status)
+	}
+}
+
+func TestScenarioDeadline(t *testing.T) {
+	h := newHarness(t)
+	j := newTestJob("deadline", 1, 1)
+	j.Spec.ActiveDeadlineSeconds = ptr.To[int64](3)
+	job := h.createJob(j)
+	h.eventually("job finished", 200*time.Millisecond, jobFinished(h, job))
+	got := h.getJob(job)
+	want := []string{"FailureTarget=True/DeadlineExceeded", "Failed=True/DeadlineExceeded"}
+	if !slices.Equal(condTypes(got), want) || got.Status.Failed != 1 || got.Status.Conditions[1].Message != "Job was active longer than specified deadline" {
+		t.Errorf("failed %d conditions %v", got.Status.Failed, got.Status.Conditions)
+	}
+	_ = batch.JobFailed
+}
