@@ -210,3 +210,16 @@ func (r *Runtime) Exec(ctx context.Context, uid types.UID, container string, cmd
 }
 
 func (r *Runtime) podDir(uid types.UID) string { return filepath.Join(r.cfg.RootDir, string(uid)) }
+
+// SetEventRecorder replaces the event recorder; call it before starting
+// pods (the agent does so in agent.New).
+func (r *Runtime) SetEventRecorder(rec runtime.EventRecorder) { r.cfg.Events = rec }
+
+// RefreshHosts rewrites a running pod's /etc/hosts from its Resolver.
+func (r *Runtime) RefreshHosts(uid types.UID) error {
+	p, ok := r.get(uid)
+	if !ok {
+		return fmt.Errorf("pod %s: %w", uid, runtime.ErrNotFound)
+	}
+	return p.refreshHosts()
+}

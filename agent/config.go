@@ -1,0 +1,91 @@
+package agent
+
+import (
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+
+	"github.com/batchlet/batchlet/runtime"
+)
+
+// Config configures an Agent.
+type Config struct {
+	Client   kubernetes.Interface
+	NodeName string
+	Runtime  runtime.Runtime
+	// Clock defaults to the real clock.
+	Clock clock.WithTicker
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Token is the bearer token the logs/exec endpoints require; empty
+	// disables the check.
+	Token string
+	// ListenAddress is the IP the endpoints listen on and the Node's
+	// InternalIP; default 127.0.0.1.
+	ListenAddress string
+	// Port of the endpoints; 0 picks a free one. Negative disables serving.
+	Port int
+	// TLSCertificate serves the endpoints; nil generates a self-signed one.
+	TLSCertificate *tls.Certificate
+	// PodIPs hands out pod IPs; nil uses NewLoopbackAllocator().
+	PodIPs IPAllocator
+	// MaxPods is the Node's pods capacity; default 110.
+	MaxPods int
+	// Capacity overrides the host's cpu and memory when set.
+	Capacity corev1.ResourceList
+	// Labels are added to the Node's labels.
+	Labels map[string]string
+	// Workers sync pods in parallel; default 8.
+	Workers int
+	// LeaseDuration of the node Lease; renewed every quarter. Default 40s.
+	LeaseDuration time.Duration
+	// NodeStatusInterval between Node status heartbeats; default 1 minute.
+	NodeStatusInterval time.Duration
+	// ShutdownGracePeriod caps the grace of pods killed when the agent
+	// stops; default 30s.
+	ShutdownGracePeriod time.Duration
+	// Version is reported as nodeInfo.kubeletVersion.
+	Version string
+}
+
+func (c *Config) defaults() error {
+	if c.Client == nil || c.Runtime == nil || c.NodeName == "" {
+		return fmt.Errorf("agent: Client, Runtime and NodeName are required")
+	}
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.ListenAddress == "" {
+		c.ListenAddress = "127.0.0.1"
+	}
+	if c.PodIPs == nil {
+		c.PodIPs = NewLoopbackAllocator()
+	}
+	if c.MaxPods == 0 {
+		c.MaxPods = 110
+	}
+	if c.Workers == 0 {
+		c.Workers = 8
+	}
+	if c.LeaseDuration == 0 {
+		c.LeaseDuration = 40 * time.Second
+	}
+	if c.NodeStatusInterval == 0 {
+		c.NodeStatusInterval = time.Minute
+	}
+	if c.ShutdownGracePeriod == 0 {
+		c.ShutdownGracePeriod = 30 * time.Second
+	}
+	if c.Version == "" {
+		c.Version = "v1.36.0-batchlet"
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/batchlet/batchlet/runtime"
+)
+
+// resolver serves a runtime's look-ups from the API and the agent's pods.
+type resolver struct{ a *Agent }
+
+func (r *resolver) ConfigMap(ctx context.Context, ns, name string) (*corev1.ConfigMap, error) {
+	cm, err := r.a.cfg.Client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("get configmap %s/%s: %w", ns, name, err)
+	}
+	return cm, nil
+}
+
+func (r *resolver) Secret(ctx context.Context, ns, name string) (*corev1.Secret, error) {
+	s, err := r.a.cfg.Client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("get secret %s/%s: %w", ns, name, err)
+	}
+	return s, nil
+}
+
+// Hosts lists the pods of this node sharing the pod's subdomain, with
+// their hostname.subdomain.namespace.svc.cluster.local names.
+func (r *resolver) Hosts(pod *corev1.Pod) []runtime.HostEntry {
+	if pod.Spec.Subdomain == "" {
+		return nil
+	}
+	r.a.mu.Lock()
+	defer r.a.mu.Unlock()
+	var out []runtime.HostEntry
+	for _, st := range r.a.states {
+		if st.ns != pod.Namespace || st.subdomain != pod.Spec.Subdomain || st.uid == pod.UID || st.terminating {
+			continue
+		}
+		out = append(out, runtime.HostEntry{IP: st.podIP, Names: []string{
+			fmt.Sprintf("%s.%s.%s.svc.cluster.local", st.hostname, st.subdomain, st.ns), st.hostname}})
+	}
+	return out
+}
+
+// hostsRefresher is implemented by runtimes that can rewrite a running
+// pod's /etc/hosts.
+type hostsRefresher interface {
+	RefreshHosts(uid types.UID) error
+}
+
+// refreshSubdomain rewrites /etc/hosts of the pods sharing st's subdomain.
+func (a *Agent) refreshSubdomain(st *podState) {
+	hr, ok := a.cfg.Runtime.(hostsRefresher)
+	if !ok || st.subdomain == "" {
+		return
+	}
+	a.mu.Lock()
+	var uids []types.UID
+	for _, o := range a.states {
+		if o.ns == st.ns && o.subdomain == st.subdomain && o.uid != st.uid {
+			uids = append(uids, o.uid)
+		}
+	}
+	a.mu.Unlock()
+	for _, uid := range uids {
+		if err := hr.RefreshHosts(uid); err != nil {
+			a.log.Debug("refresh hosts", "uid", uid, "err", err.Error())
+		}
+	}
+}

@@ -1,0 +1,294 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/batchlet/batchlet/runtime"
+)
+
+// podState is what the agent keeps about a pod it started.
+type podState struct {
+	uid       types.UID
+	ns, name  string
+	hostname  string
+	subdomain string
+	podIP     string
+	startTime metav1.Time
+	// terminating: the agent asked the runtime to kill the pod.
+	terminating bool
+	reason      string // pod status reason once terminating (DeadlineExceeded, Terminated)
+	message     string
+	shutdown    bool
+	written     *corev1.PodStatus // last status written
+	deleting    bool
+	prober      *prober
+}
+
+// syncPod brings one pod (namespace/name) in line: start, kill, write
+// status, delete.
+func (a *Agent) syncPod(ctx context.Context, key string) error {
+	ns, name, err := splitKey(key)
+	if err != nil {
+		return nil
+	}
+	pod, err := a.pods.Pods(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		a.forget(key, 0)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get pod %s: %w", key, err)
+	}
+	st := a.state(key)
+	if st != nil && st.uid != pod.UID {
+		a.forget(key, 0)
+		st = nil
+	}
+	if st == nil {
+		return a.syncNewPod(ctx, pod)
+	}
+	return a.syncStartedPod(ctx, pod, st)
+}
+
+func splitKey(key string) (string, string, error) {
+	for i := 0; i < len(key); i++ {
+		if key[i] == '/' {
+			return key[:i], key[i+1:], nil
+		}
+	}
+	return "", "", fmt.Errorf("bad key %q", key)
+}
+
+func (a *Agent) state(key string) *podState {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.states[key]
+}
+
+// forget kills what is left of a pod the agent no longer sees and frees it.
+func (a *Agent) forget(key string, grace time.Duration) {
+	a.mu.Lock()
+	st, ok := a.states[key]
+	if ok {
+		delete(a.states, key)
+		delete(a.byUID, st.uid)
+	}
+	a.mu.Unlock()
+	if !ok {
+		return
+	}
+	st.prober.stop()
+	a.cfg.PodIPs.Release(st.uid)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), grace+10*time.Second)
+		defer cancel()
+		_ = a.cfg.Runtime.KillPod(ctx, st.uid, grace)
+		a.cfg.Runtime.RemovePod(st.uid)
+	}()
+	a.refreshSubdomain(st)
+}
+
+// syncNewPod starts a pod the runtime does not have yet.
+func (a *Agent) syncNewPod(ctx context.Context, pod *corev1.Pod) error {
+	if pod.Spec.NodeName != a.cfg.NodeName {
+		return nil
+	}
+	if pod.DeletionTimestamp != nil {
+		return a.deletePod(ctx, pod)
+	}
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return nil
+	}
+	ip, err := a.cfg.PodIPs.Allocate(pod.UID, pod.Status.PodIP)
+	if err != nil {
+		return fmt.Errorf("allocate IP for pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	st := &podState{uid: pod.UID, ns: pod.Namespace, name: pod.Name, podIP: ip,
+		hostname: pod.Spec.Hostname, subdomain: pod.Spec.Subdomain, startTime: truncNow(a.cfg.Clock.Now())}
+	if st.hostname == "" {
+		st.hostname = pod.Name
+	}
+	if pod.Status.StartTime != nil {
+		st.startTime = *pod.Status.StartTime
+	}
+	key := pod.Namespace + "/" + pod.Name
+	a.mu.Lock()
+	a.states[key] = st
+	a.byUID[pod.UID] = key
+	a.mu.Unlock()
+	run := pod.DeepCopy()
+	run.Status.PodIP, run.Status.PodIPs = ip, []corev1.PodIP{{IP: ip}}
+	run.Status.HostIP, run.Status.HostIPs = a.cfg.ListenAddress, []corev1.HostIP{{IP: a.cfg.ListenAddress}}
+	run.Status.StartTime = &st.startTime
+	if err := a.cfg.Runtime.StartPod(ctx, run, &resolver{a: a}); err != nil {
+		a.recorder.Eventf(run, corev1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+		return fmt.Errorf("start pod %s: %w", key, err)
+	}
+	a.refreshSubdomain(st)
+	st.prober = a.startProber(run, key)
+	if ads := pod.Spec.ActiveDeadlineSeconds; ads != nil {
+		left := st.startTime.Add(time.Duration(*ads)*time.Second).Sub(a.cfg.Clock.Now())
+		a.queue.AddAfter(key, max(left, 0))
+	}
+	return a.syncStartedPod(ctx, pod, st)
+}
+
+// syncStartedPod kills when asked, writes the status, and deletes a
+// terminated pod whose deletion was requested.
+func (a *Agent) syncStartedPod(ctx context.Context, pod *corev1.Pod, st *podState) error {
+	if pod.DeletionTimestamp != nil && !st.terminating {
+		grace := 30 * time.Second
+		if pod.DeletionGracePeriodSeconds != nil {
+			grace = time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
+		}
+		a.terminate(st, grace)
+	}
+	if !st.terminating && a.pastDeadline(pod, st) {
+		st.reason, st.message = reasonDeadlineExceeded, messageDeadlineExceeded
+		a.recorder.Event(pod, corev1.EventTypeNormal, reasonDeadlineExceeded, messageDeadlineExceeded)
+		a.terminate(st, podGrace(pod))
+	}
+	rs, ok := a.cfg.Runtime.PodStatus(st.uid)
+	if !ok {
+		return nil
+	}
+	if !st.terminating && !rs.Done && a.isShuttingDown() {
+		st.shutdown = true
+		st.reason, st.message = reasonNodeShutdown, messageNodeShutdown
+		a.terminate(st, min(podGrace(pod), a.cfg.ShutdownGracePeriod))
+	}
+	if err := a.writeStatus(ctx, pod, st, rs); err != nil {
+		return err
+	}
+	if pod.DeletionTimestamp != nil && rs.Done && !st.deleting {
+		if err := a.deletePod(ctx, pod); err != nil {
+			return err
+		}
+		st.deleting = true
+	}
+	return nil
+}
+
+func podGrace(pod *corev1.Pod) time.Duration {
+	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
+		return time.Duration(*g) * time.Second
+	}
+	return 30 * time.Second
+}
+
+func (a *Agent) pastDeadline(pod *corev1.Pod, st *podState) bool {
+	ads := pod.Spec.ActiveDeadlineSeconds
+	if ads == nil {
+		return false
+	}
+	return !a.cfg.Clock.Now().Before(st.startTime.Add(time.Duration(*ads) * time.Second))
+}
+
+// terminate kills the pod in the background; the runtime's notifications
+// bring the pod back to the queue as its containers end.
+func (a *Agent) terminate(st *podState, grace time.Duration) {
+	a.mu.Lock()
+	st.terminating = true
+	a.mu.Unlock()
+	st.prober.stop()
+	uid := st.uid
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), grace+30*time.Second)
+		defer cancel()
+		if err := a.cfg.Runtime.KillPod(ctx, uid, grace); err != nil {
+			a.log.Info("kill pod", "namespace", st.ns, "name", st.name, "err", err.Error())
+		}
+		a.runtimeChanged(uid)
+	}()
+}
+
+// writeStatus patches pods/status when the computed status differs from
+// the last one written.
+func (a *Agent) writeStatus(ctx context.Context, pod *corev1.Pod, st *podState, rs runtime.PodStatus) error {
+	base := pod.DeepCopy()
+	if st.written != nil {
+		base.Status = *st.written.DeepCopy()
+		base.Status.Conditions = mergeOthers(st.written.Conditions, pod.Status.Conditions)
+	}
+	in := statusInput{pod: base, rt: rs, started: true, ready: st.prober.results(), terminal: st.terminating,
+		reason: st.reason, message: st.message, shutdown: st.shutdown, hostIP: a.cfg.ListenAddress,
+		podIP: st.podIP, startTime: st.startTime, now: truncNow(a.cfg.Clock.Now())}
+	next := podStatus(in)
+	prev := st.written
+	if prev == nil {
+		prev = &pod.Status
+	}
+	if ownFieldsEqual(prev, &next) {
+		return nil
+	}
+	if err := a.patchStatus(ctx, pod, &next); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	st.written = &next
+	a.mu.Unlock()
+	return nil
+}
+
+// mergeOthers adds to ours the conditions of other writers found in api.
+func mergeOthers(ours, api []corev1.PodCondition) []corev1.PodCondition {
+	out := append([]corev1.PodCondition{}, ours...)
+	for _, c := range api {
+		if !hasCondition(out, c.Type) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ownFieldsEqual compares the status fields the agent writes.
+func ownFieldsEqual(a, b *corev1.PodStatus) bool {
+	if a.Phase != b.Phase || a.PodIP != b.PodIP || a.HostIP != b.HostIP || a.Reason != b.Reason || a.Message != b.Message {
+		return false
+	}
+	if (a.StartTime == nil) != (b.StartTime == nil) || (a.StartTime != nil && !a.StartTime.Equal(b.StartTime)) {
+		return false
+	}
+	if !apiequality.Semantic.DeepEqual(a.ContainerStatuses, b.ContainerStatuses) ||
+		!apiequality.Semantic.DeepEqual(a.InitContainerStatuses, b.InitContainerStatuses) {
+		return false
+	}
+	for _, c := range b.Conditions {
+		found := false
+		for _, o := range a.Conditions {
+			if o.Type == c.Type {
+				found = o.Status == c.Status && o.Reason == c.Reason && o.Message == c.Message
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// deletePod removes a pod whose containers are gone: grace 0 with a UID
+// precondition, as the kubelet does.
+func (a *Agent) deletePod(ctx context.Context, pod *corev1.Pod) error {
+	uid := pod.UID
+	err := a.cfg.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: new(int64), Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return nil
+}
+
+func (a *Agent) isShuttingDown() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.shuttingDown
+}
