@@ -115,8 +115,6 @@ func boundPod(name string, ann map[string]string) *corev1.Pod {
 	}
 }
 
-
-
 func condition(p *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
 	for i := range p.Status.Conditions {
 		if p.Status.Conditions[i].Type == t {

@@ -35,7 +35,10 @@ func TestPodPhase(t *testing.T) {
 		}
 		return s
 	}
-	initStatus := func(cs corev1.ContainerStatus) []corev1.ContainerStatus { cs.Name = "i"; return []corev1.ContainerStatus{cs} }
+	initStatus := func(cs corev1.ContainerStatus) []corev1.ContainerStatus {
+		cs.Name = "i"
+		return []corev1.ContainerStatus{cs}
+	}
 	cases := []struct {
 		name     string
 		spec     corev1.PodSpec

@@ -135,7 +135,7 @@ func (a *Agent) syncNewPod(ctx context.Context, pod *corev1.Pod) error {
 	a.refreshSubdomain(st)
 	st.prober = a.startProber(run, key)
 	if ads := pod.Spec.ActiveDeadlineSeconds; ads != nil {
-		left := st.startTime.Add(time.Duration(*ads)*time.Second).Sub(a.cfg.Clock.Now())
+		left := st.startTime.Add(time.Duration(*ads) * time.Second).Sub(a.cfg.Clock.Now())
 		a.queue.AddAfter(key, max(left, 0))
 	}
 	return a.syncStartedPod(ctx, pod, st)
