@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -18,12 +19,20 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
+	"github.com/batchlet/batchlet/agent"
 	"github.com/batchlet/batchlet/apiserver"
 	"github.com/batchlet/batchlet/apiserver/openapi"
 	gccontroller "github.com/batchlet/batchlet/controller/gc"
 	jobcontroller "github.com/batchlet/batchlet/controller/job"
 	jobsetcontroller "github.com/batchlet/batchlet/controller/jobset"
+	"github.com/batchlet/batchlet/controller/nodelifecycle"
+	"github.com/batchlet/batchlet/controller/podgc"
+	"github.com/batchlet/batchlet/controller/ttl"
 	"github.com/batchlet/batchlet/pki"
+	"github.com/batchlet/batchlet/runtime"
+	"github.com/batchlet/batchlet/runtime/process"
+	"github.com/batchlet/batchlet/runtime/sim"
+	"github.com/batchlet/batchlet/scheduler"
 	"github.com/batchlet/batchlet/storage"
 	"github.com/batchlet/batchlet/storage/bolt"
 	"github.com/batchlet/batchlet/storage/memory"
@@ -130,6 +139,13 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 	if err != nil {
 		return fmt.Errorf("jobset controller: %w", err)
 	}
+	ttlCtl, err := ttl.NewController(c.informers.Batch().V1().Jobs(), c.kube, ttl.Options{
+		Clock: clock.RealClock{}, Logger: log.With("controller", "ttl-after-finished"), Registerer: cp.registry,
+		Propagation: metav1.DeletePropagationForeground,
+	})
+	if err != nil {
+		return fmt.Errorf("ttl controller: %w", err)
+	}
 	gcCtl, err := gccontroller.New(c.meta, c.metaInf, nil, clock.RealClock{}, log.With("controller", "garbagecollector"), cp.registry)
 	if err != nil {
 		return fmt.Errorf("garbage collector: %w", err)
@@ -141,10 +157,60 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 	cp.goRun("job-controller", func() error { return jobCtl.Run(ctx, 4) })
 	cp.goRun("jobset-controller", func() error { return jobSetCtl.Run(ctx, 2) })
 	cp.goRun("garbage-collector", func() error { return gcCtl.Run(ctx, 2) })
+	cp.goRun("ttl-after-finished", func() error { return ttlCtl.Run(ctx, 2) })
 	return cp.startNodeComponents(ctx, c, bundle)
 }
 
-// startNodeComponents starts the scheduler and the embedded agent.
+// startNodeComponents starts the scheduler, pod GC, node lifecycle and the
+// embedded agent.
 func (cp *ControlPlane) startNodeComponents(ctx context.Context, c *clients, bundle *pki.Bundle) error {
+	log := cp.log
+	sched, err := scheduler.New(c.kube, c.informers, clock.RealClock{}, log.With("component", "scheduler"), cp.registry)
+	if err != nil {
+		return fmt.Errorf("scheduler: %w", err)
+	}
+	pgc, err := podgc.New(c.kube, c.informers, clock.RealClock{}, log.With("controller", "podgc"), cp.registry, podgc.Options{})
+	if err != nil {
+		return fmt.Errorf("pod gc: %w", err)
+	}
+	nlc, err := nodelifecycle.New(c.kube, c.informers, clock.RealClock{}, log.With("controller", "nodelifecycle"), cp.registry, nodelifecycle.Options{})
+	if err != nil {
+		return fmt.Errorf("node lifecycle: %w", err)
+	}
+	c.informers.Start(ctx.Done())
+	cp.goRun("scheduler", func() error { return sched.Run(ctx, 2) })
+	cp.goRun("podgc", func() error { return pgc.Run(ctx, 1) })
+	cp.goRun("nodelifecycle", func() error { return nlc.Run(ctx, 1) })
+	if cp.opts.NoAgent {
+		return nil
+	}
+	rt, err := cp.newRuntime(ctx)
+	if err != nil {
+		return err
+	}
+	ag, err := agent.New(agent.Config{
+		Client: c.kube, NodeName: sanitizeNodeName(cp.opts.NodeName), Runtime: rt,
+		Logger: log.With("component", "agent"), Token: bundle.Token, Port: 0,
+	})
+	if err != nil {
+		return fmt.Errorf("node agent: %w", err)
+	}
+	// The agent runs on its own context so that shutdown can stop it first
+	// and let it terminate its pods while the API is still up.
+	cp.goRun("agent", func() error { return ag.Run(ctx) })
 	return nil
+}
+
+func (cp *ControlPlane) newRuntime(ctx context.Context) (runtime.Runtime, error) {
+	switch cp.opts.Runtime {
+	case "sim":
+		return sim.New(ctx, clock.RealClock{}), nil
+	case "process":
+		rt, err := process.New(process.Config{RootDir: filepath.Join(cp.opts.DataDir, "pods"), Logger: cp.log.With("component", "runtime")})
+		if err != nil {
+			return nil, fmt.Errorf("process runtime: %w", err)
+		}
+		return rt, nil
+	}
+	return nil, fmt.Errorf("unknown runtime %q: want process or sim", cp.opts.Runtime)
 }
