@@ -240,17 +240,19 @@ func (p *pod) kill(grace time.Duration) {
 func (p *pod) signalAll(force bool) {
 	p.mu.Lock()
 	var running []*ctr
+	var procs []*proc
 	for _, c := range append(append([]*ctr{}, p.init...), p.ctrs...) {
 		if c.proc != nil {
 			running = append(running, c)
+			procs = append(procs, c.proc)
 		}
 	}
 	p.mu.Unlock()
-	for _, c := range running {
+	for i, c := range running {
 		if !force {
 			p.rt.event(p.api, c.spec, c.init, corev1.EventTypeNormal, "Killing", fmt.Sprintf("Stopping container %s", c.spec.Name))
 		}
-		c.proc.signal(force)
+		procs[i].signal(force)
 	}
 }
 
