@@ -421,7 +421,7 @@ func (p *pod) exec(ctx context.Context, name string, argv []string, s runtime.Ex
 		return fmt.Errorf("exec: no command")
 	}
 	if pr.ns {
-		argv = append([]string{nsenterBin, "-t", fmt.Sprint(pr.targetPID()), "-m", "-u", "-p", "--wd=" + workDir, "--"}, argv...)
+		argv = append([]string{nsenterBin, "-t", fmt.Sprint(pr.targetPID()), "-m", "-u", "-p", "--wd", "--"}, argv...)
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = environ(env)
