@@ -51,7 +51,8 @@ type Options struct {
 	// 1 minute, a negative value disables it.
 	CompactInterval time.Duration
 	// KeepRevisions is how many revisions of log the compactor keeps
-	// (default 10,000).
+	// (default 50,000). Watches older than HistoryWindow but within this
+	// window are replayed from the file.
 	KeepRevisions int64
 	// Retention, when positive, additionally compacts revisions older than
 	// this, as sampled by the compactor at each run.
@@ -86,7 +87,7 @@ func (o Options) withDefaults() Options {
 		o.CompactInterval = time.Minute
 	}
 	if o.KeepRevisions <= 0 {
-		o.KeepRevisions = 10_000
+		o.KeepRevisions = 50_000
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}

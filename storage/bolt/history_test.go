@@ -97,3 +97,68 @@ func TestBackgroundCompactorKeepsRecentRevisions(t *testing.T) {
 		t.Fatalf("List at a kept revision: %v", err)
 	}
 }
+
+// TestWatchOlderThanMemoryHistory resumes a watch from a revision that only
+// the on-disk log still has, across a restart, and gets every event in
+// order followed by live ones.
+func TestWatchOlderThanMemoryHistory(t *testing.T) {
+	opts := bolt.Options{CompactInterval: -1, HistoryWindow: 4, CheckpointInterval: time.Hour}
+	b, path := openTemp(t, opts)
+	ctx := context.Background()
+	if _, err := b.Create(ctx, "/pre", nil); err != nil { // so start-1 is not 0 ("now")
+		t.Fatal(err)
+	}
+	start, err := b.Create(ctx, "/k/seed", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if _, err := b.Create(ctx, fmt.Sprintf("/k/%02d", i), []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Create(ctx, fmt.Sprintf("/other/%02d", i), nil); err != nil {
+			t.Fatal(err)
+		}
+		if i == 10 {
+			if err := b.Checkpoint(); err != nil { // part in the file, part only in the WAL
+				t.Fatal(err)
+			}
+		}
+	}
+	check := func(b *bolt.Backend, what string, earlierLive int) {
+		t.Helper()
+		ch, err := b.Watch(ctx, "/k/", start)
+		if err != nil {
+			t.Fatalf("%s: Watch from %d: %v", what, start, err)
+		}
+		live, err := b.Create(ctx, "/k/live-"+what, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs := receiveN(t, ch, 31+earlierLive)
+		for i, ev := range evs[:30] {
+			if want := fmt.Sprintf("/k/%02d", i); ev.KV.Key != want || ev.KV.ModRevision != start+1+2*int64(i) {
+				t.Fatalf("%s: event %d is %s@%d, want %s@%d", what, i, ev.KV.Key, ev.KV.ModRevision, want, start+1+2*int64(i))
+			}
+		}
+		if last := evs[len(evs)-1]; last.KV.ModRevision != live {
+			t.Fatalf("%s: live event %s@%d, want revision %d", what, last.KV.Key, last.KV.ModRevision, live)
+		}
+	}
+	check(b, "running", 0)
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b2, err := bolt.Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Close()
+	if err := b2.Compact(ctx, start); err != nil {
+		t.Fatal(err)
+	}
+	check(b2, "reopened", 1)
+	if _, err := b2.Watch(ctx, "/k/", start-1); err != storage.ErrCompacted {
+		t.Fatalf("Watch before the compaction point: %v", err)
+	}
+}
