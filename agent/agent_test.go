@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -273,5 +274,28 @@ func TestEvictionConditionKept(t *testing.T) {
 	p = h.waitPhase("p6", corev1.PodSucceeded)
 	if c := condition(p, corev1.DisruptionTarget); c == nil || c.Reason != "EvictionByEvictionAPI" {
 		t.Fatalf("DisruptionTarget lost: %+v", p.Status.Conditions)
+	}
+}
+
+func TestDeletedBeforeStartIsFailedThenDeleted(t *testing.T) {
+	h := newHarness(t)
+	p := boundPod("p7", nil)
+	now := metav1.NewTime(h.clock.Now())
+	grace := int64(30)
+	p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &now, &grace
+	h.create(p)
+	h.eventually("pod deleted", func() bool { return h.pod("p7") == nil })
+	var patched, deletedAfter bool
+	for _, a := range h.client.Actions() {
+		if pa, ok := a.(k8stesting.PatchAction); ok && pa.GetName() == "p7" && pa.GetSubresource() == "status" {
+			body := string(pa.GetPatch())
+			patched = strings.Contains(body, `"phase":"Failed"`) && strings.Contains(body, `"reason":"ContainerStatusUnknown"`)
+		}
+		if da, ok := a.(k8stesting.DeleteAction); ok && da.GetName() == "p7" {
+			deletedAfter = patched
+		}
+	}
+	if !deletedAfter {
+		t.Fatalf("want a Failed status patch before the delete; actions %v", h.client.Actions())
 	}
 }

@@ -102,6 +102,9 @@ func (a *Agent) syncNewPod(ctx context.Context, pod *corev1.Pod) error {
 		return nil
 	}
 	if pod.DeletionTimestamp != nil {
+		if err := a.failUnstarted(ctx, pod); err != nil {
+			return err
+		}
 		return a.deletePod(ctx, pod)
 	}
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
@@ -291,4 +294,26 @@ func (a *Agent) isShuttingDown() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.shuttingDown
+}
+
+// failUnstarted writes phase Failed for a pod deleted before it ran, with
+// its containers terminated as unknown, as the kubelet does.
+func (a *Agent) failUnstarted(ctx context.Context, pod *corev1.Pod) error {
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return nil
+	}
+	st := pod.Status.DeepCopy()
+	st.Phase = corev1.PodFailed
+	unknown := func(cs []corev1.Container) []corev1.ContainerStatus {
+		out := make([]corev1.ContainerStatus, 0, len(cs))
+		for _, c := range cs {
+			out = append(out, corev1.ContainerStatus{Name: c.Name, Image: c.Image, Started: new(bool),
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137,
+					Reason: "ContainerStatusUnknown", Message: "The container could not be located when the pod was terminated"}}})
+		}
+		return out
+	}
+	st.InitContainerStatuses = unknown(pod.Spec.InitContainers)
+	st.ContainerStatuses = unknown(pod.Spec.Containers)
+	return a.patchStatus(ctx, pod, st)
 }
