@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	bbolt "go.etcd.io/bbolt"
@@ -88,7 +89,7 @@ func (b *Backend) compactor() {
 			if target <= b.compactRev.Load() {
 				continue
 			}
-			if err := b.Compact(context.Background(), target); err != nil {
+			if err := b.Compact(context.Background(), target); err != nil && !errors.Is(err, storage.ErrClosed) {
 				b.opts.Logger.Error("background compaction failed", "revision", target, "err", err)
 			}
 		}

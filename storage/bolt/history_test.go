@@ -3,6 +3,7 @@ package bolt_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -160,5 +161,49 @@ func TestWatchOlderThanMemoryHistory(t *testing.T) {
 	check(b2, "reopened", 1)
 	if _, err := b2.Watch(ctx, "/k/", start-1); err != storage.ErrCompacted {
 		t.Fatalf("Watch before the compaction point: %v", err)
+	}
+}
+
+// TestWALSegmentsAreReleased checks that checkpoints drop the WAL segments
+// they cover and that a clean Close leaves none behind.
+func TestWALSegmentsAreReleased(t *testing.T) {
+	b, path := openTemp(t, bolt.Options{CompactInterval: -1, WALSegmentSize: 4 << 10, CheckpointInterval: time.Hour})
+	ctx := context.Background()
+	value := make([]byte, 512)
+	for i := range 100 {
+		if _, err := b.Create(ctx, fmt.Sprintf("/k/%03d", i), value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	segs := func() []string {
+		m, err := filepath.Glob(path + ".wal-*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if n := len(segs()); n < 5 {
+		t.Fatalf("only %d WAL segments for 50 KiB of writes in 4 KiB segments", n)
+	}
+	if err := b.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(segs()); n != 1 {
+		t.Fatalf("%d WAL segments after a checkpoint, want only the current one: %v", n, segs())
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left := segs(); len(left) != 0 {
+		t.Fatalf("WAL segments left after Close: %v", left)
+	}
+	b2, err := bolt.Open(path, bolt.Options{CompactInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Close()
+	res, err := b2.List(ctx, "/k/", storage.ListOptions{})
+	if err != nil || len(res.Items) != 100 || res.Revision != 100 {
+		t.Fatalf("after reopen: %d items at %d, %v", len(res.Items), res.Revision, err)
 	}
 }

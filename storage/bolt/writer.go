@@ -140,6 +140,7 @@ func (b *Backend) appendWAL(events []storage.Event) error {
 	}
 	if err := b.wal.append(events); err != nil {
 		b.walErr = err
+		b.opts.Logger.Error("write-ahead log failed; the store refuses writes until reopened", "err", err)
 		return err
 	}
 	return nil
