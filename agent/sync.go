@@ -141,7 +141,9 @@ func (a *Agent) syncNewPod(ctx context.Context, pod *corev1.Pod) error {
 		left := st.startTime.Add(time.Duration(*ads) * time.Second).Sub(a.cfg.Clock.Now())
 		a.queue.AddAfter(key, max(left, 0))
 	}
-	return a.syncStartedPod(ctx, pod, st)
+	// The first status is written when the runtime reports a change, so a
+	// pod that starts at once goes straight to Running in one write.
+	return nil
 }
 
 // syncStartedPod kills when asked, writes the status, and deletes a

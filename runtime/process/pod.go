@@ -102,6 +102,7 @@ func (p *pod) run() {
 		if p.rt.cfg.Events != nil {
 			p.rt.cfg.Events(p.api, "", corev1.EventTypeWarning, "FailedMount", err.Error())
 		}
+		p.notify()
 		if !p.sleep(setupRetry) {
 			return
 		}
