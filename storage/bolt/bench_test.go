@@ -122,3 +122,7 @@ func BenchmarkList500(b *testing.B) {
 func BenchmarkCreateUpdate256(b *testing.B) {
 	benchWriters(b, 256)
 }
+
+func BenchmarkCreateUpdate8(b *testing.B) {
+	benchWriters(b, 8)
+}

@@ -63,7 +63,8 @@ type Options struct {
 	OpenTimeout time.Duration
 	// Logger reports background failures; default slog.Default().
 	Logger *slog.Logger
-	// NoSync skips fsync (tests and benchmarks of the non-durable path only).
+	// NoSync skips every fsync: writes survive a crash of the process but
+	// not of the machine. For tests only.
 	NoSync bool
 }
 
@@ -160,6 +161,9 @@ func Open(path string, opts Options) (*Backend, error) {
 	}
 	b.room = sync.NewCond(&b.mu)
 	if err := b.recover(path); err != nil {
+		if b.wal != nil {
+			_ = b.wal.f.Close()
+		}
 		_ = db.Close()
 		return nil, fmt.Errorf("open bolt store %s: %w", path, err)
 	}
@@ -197,6 +201,7 @@ func (b *Backend) recover(path string) error {
 	if b.wal, err = openWAL(path, b.opts.WALSegmentSize, segs, b.rev.Load()); err != nil {
 		return err
 	}
+	b.wal.noSync = b.opts.NoSync
 	if err := b.wal.release(b.rev.Load()); err != nil {
 		return err
 	}

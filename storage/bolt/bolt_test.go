@@ -26,3 +26,10 @@ func TestConformance(t *testing.T) {
 		return b
 	})
 }
+
+func TestConformanceNoSync(t *testing.T) {
+	storagetest.RunTests(t, func(t *testing.T) storage.Backend {
+		b, _ := openTemp(t, bolt.Options{CompactInterval: -1, NoSync: true, HistoryWindow: 8})
+		return b
+	})
+}
