@@ -43,7 +43,8 @@ func benchBoundToRunning(b *testing.B, noNS bool) {
 }
 
 func benchAgent(b *testing.B, rt runtime.Runtime) {
-	client := fake.NewClientset()
+	// The simple fake is much cheaper per call than NewClientset's.
+	client := fake.NewSimpleClientset() //nolint:staticcheck
 	a, err := New(Config{Client: client, NodeName: "node-1", Runtime: rt, Port: -1, MaxPods: 100000,
 		Logger: slog.New(slog.DiscardHandler), ShutdownGracePeriod: time.Second})
 	if err != nil {

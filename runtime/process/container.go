@@ -236,7 +236,8 @@ func (p *pod) startProcess(c *ctr, n int, argv []string, env []envVar, workDir, 
 	pr := &proc{exited: make(chan struct{})}
 	if p.sandbox != nil {
 		pr.ns = true
-		argv = nsCommand(p.sandbox.pid, p.mounts(c), workDir, argv)
+		pm := podMounts{hostname: p.hostname, hostsFile: filepath.Join(p.dir, "hosts"), tmpDir: filepath.Join(p.dir, "tmp")}
+		argv = nsCommand(p.sandbox.pid, pm, p.mounts(c), workDir, argv)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = environ(env)
@@ -421,7 +422,8 @@ func (p *pod) exec(ctx context.Context, name string, argv []string, s runtime.Ex
 		return fmt.Errorf("exec: no command")
 	}
 	if pr.ns {
-		argv = append([]string{nsenterBin, "-t", fmt.Sprint(pr.targetPID()), "-m", "-u", "-p", "--wd", "--"}, argv...)
+		argv = append([]string{nsenterBin, "-t", fmt.Sprint(pr.targetPID()), "-m", "-u", "-p", "--",
+			"/bin/sh", "-c", `cd "$0" && exec "$@"`, workDir}, argv...)
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = environ(env)

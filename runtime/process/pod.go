@@ -142,7 +142,7 @@ func (p *pod) setup() error {
 		return fmt.Errorf("write hosts: %w", err)
 	}
 	if p.rt.namespaces && p.sandbox == nil {
-		sb, err := startSandbox(p.hostname, filepath.Join(p.dir, "tmp"), hosts)
+		sb, err := startSandbox()
 		if err != nil {
 			return fmt.Errorf("create pod sandbox: %w", err)
 		}

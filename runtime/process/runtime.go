@@ -96,9 +96,18 @@ func probeNamespaces() error {
 			return fmt.Errorf("%s: %w", bin, err)
 		}
 	}
-	out, err := exec.Command(unshareBin, "--mount", "--uts", "--pid", "--fork", "--mount-proc", "/bin/sh", "-c", "hostname probe && mount -t tmpfs tmpfs /mnt").CombinedOutput()
+	if err := os.MkdirAll(hostTmp, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", hostTmp, err)
+	}
+	sb, err := startSandbox()
 	if err != nil {
-		return fmt.Errorf("unshare: %v: %s", err, out)
+		return err
+	}
+	defer sb.stop()
+	argv := nsCommand(sb.pid, podMounts{hostname: "probe", hostsFile: "/etc/hosts", tmpDir: hostTmp}, nil, "/", []string{"/bin/true"})
+	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("namespaces: %v: %s", err, out)
 	}
 	return nil
 }

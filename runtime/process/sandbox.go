@@ -1,7 +1,6 @@
 package process
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,65 +16,33 @@ const (
 	setsidBin  = "/usr/bin/setsid"
 )
 
-// sandbox holds a pod's mount, UTS and PID namespaces: PID 1 of the pod's
-// PID namespace sleeps while the containers join through nsenter.
+// hostTmp is where the host's /tmp stays visible inside a container's
+// mount namespace once /tmp is private.
+const hostTmp = "/run/batchlet/hosttmp"
+
+// sandbox holds a pod's PID and UTS namespaces: its PID 1 sleeps while
+// the containers join through nsenter. Each container gets its own mount
+// namespace with the pod's /etc/hosts, a private /tmp and its volumes.
 type sandbox struct {
 	cmd *exec.Cmd
 	pid int // host PID of the pod's PID 1
 }
 
-// hostTmp is where the host's /tmp stays visible inside a pod's mount
-// namespace once /tmp is private.
-const hostTmp = "/run/batchlet/hosttmp"
-
-const sandboxScript = `set -e
-hostname "$1"
-mount --bind "$3" /etc/hosts
-mount --bind /tmp ` + hostTmp + `
-mount --bind "$2" /tmp
-echo ready
-exec sleep infinity
-`
-
-// startSandbox creates the namespaces with hostname, a private /tmp and the
-// pod's /etc/hosts.
-func startSandbox(hostname, tmpDir, hostsPath string) (*sandbox, error) {
-	if err := os.MkdirAll(hostTmp, 0o755); err != nil {
-		return nil, fmt.Errorf("create %s: %w", hostTmp, err)
-	}
-	cmd := exec.Command(unshareBin, "--mount", "--uts", "--pid", "--fork", "--kill-child", "--mount-proc",
-		"--propagation", "private", "/bin/sh", "-c", sandboxScript, "sandbox", hostname, tmpDir, hostsPath)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("sandbox pipe: %w", err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+// startSandbox starts PID 1 of the pod in new PID and UTS namespaces.
+func startSandbox() (*sandbox, error) {
+	cmd := exec.Command("/bin/sleep", "infinity")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start sandbox: %w", err)
 	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || strings.TrimSpace(line) != "ready" {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return nil, fmt.Errorf("sandbox set-up failed: %s", strings.TrimSpace(stderr.String()))
-	}
-	pid, err := childPID(cmd.Process.Pid, time.Second)
-	if err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return nil, fmt.Errorf("sandbox pid: %w", err)
-	}
 	go func() { _ = cmd.Wait() }()
-	return &sandbox{cmd: cmd, pid: pid}, nil
+	return &sandbox{cmd: cmd, pid: cmd.Process.Pid}, nil
 }
 
 func (s *sandbox) stop() {
 	if s == nil {
 		return
 	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 	_ = syscall.Kill(s.pid, syscall.SIGKILL)
 }
 
@@ -118,11 +85,29 @@ type mount struct {
 // shQuote quotes s for /bin/sh.
 func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// containerScript makes the container's own mounts, changes to its working
-// directory and becomes a session leader running the command ("$@").
-func containerScript(mounts []mount, workDir string) string {
+// podMounts describes the mounts every container of a pod gets.
+type podMounts struct {
+	hostname  string
+	hostsFile string
+	tmpDir    string
+}
+
+// containerScript sets the pod's hostname, makes the container's mounts,
+// changes to its working directory and becomes a session leader running
+// the command ("$@").
+func containerScript(pm podMounts, mounts []mount, workDir string) string {
 	var b strings.Builder
 	b.WriteString("set -e\n")
+	fmt.Fprintf(&b, "echo %s > /proc/sys/kernel/hostname\n", shQuote(pm.hostname))
+	fmt.Fprintf(&b, "mount --bind %s /etc/hosts\n", shQuote(pm.hostsFile))
+	needHostTmp := strings.HasPrefix(pm.tmpDir, "/tmp/")
+	for _, m := range mounts {
+		needHostTmp = needHostTmp || inPod(m.source) != m.source
+	}
+	if needHostTmp {
+		fmt.Fprintf(&b, "mount --bind /tmp %s\n", hostTmp)
+	}
+	fmt.Fprintf(&b, "mount --bind %s /tmp\n", shQuote(inPod(pm.tmpDir)))
 	for _, m := range mounts {
 		src, dst := shQuote(inPod(m.source)), shQuote(m.target)
 		fmt.Fprintf(&b, "if [ -d %s ]; then mkdir -p %s; else mkdir -p \"$(dirname %s)\"; [ -e %s ] || : > %s; fi\n", src, dst, dst, dst, dst)
@@ -136,10 +121,10 @@ func containerScript(mounts []mount, workDir string) string {
 	return b.String()
 }
 
-// nsCommand wraps argv so it runs in the sandbox's namespaces with its own
-// mount namespace on top.
-func nsCommand(sandboxPID int, mounts []mount, workDir string, argv []string) []string {
-	out := []string{nsenterBin, "-t", strconv.Itoa(sandboxPID), "-m", "-u", "-p", "--",
-		unshareBin, "-m", "--propagation", "private", "/bin/sh", "-c", containerScript(mounts, workDir), "container"}
+// nsCommand wraps argv so it runs in the sandbox's PID and UTS namespaces
+// with its own mount namespace.
+func nsCommand(sandboxPID int, pm podMounts, mounts []mount, workDir string, argv []string) []string {
+	out := []string{nsenterBin, "-t", strconv.Itoa(sandboxPID), "-u", "-p", "--",
+		unshareBin, "-m", "--propagation", "private", "/bin/sh", "-c", containerScript(pm, mounts, workDir), "container"}
 	return append(out, argv...)
 }
