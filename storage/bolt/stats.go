@@ -23,6 +23,9 @@ type Stats struct {
 	Compactions int64
 	// Reads is the number of Get and List calls.
 	Reads int64
+	// Pending is the number of durable writes not yet checkpointed into
+	// the bbolt file.
+	Pending int64
 }
 
 // WritesPerCommit is the average group-commit batch size.
@@ -50,6 +53,9 @@ func (c *counters) record(n, applied int) {
 // Stats returns a snapshot of the counters.
 func (b *Backend) Stats() Stats {
 	c := &b.stats
+	b.mu.RLock()
+	pending := len(b.ov.pending)
+	b.mu.RUnlock()
 	return Stats{
 		Writes:        c.writes.Load(),
 		Applied:       c.applied.Load(),
@@ -59,5 +65,6 @@ func (b *Backend) Stats() Stats {
 		MaxBatch:      c.maxBatch.Load(),
 		Compactions:   c.compactions.Load(),
 		Reads:         c.reads.Load(),
+		Pending:       int64(pending),
 	}
 }
