@@ -299,3 +299,20 @@ func TestDeletedBeforeStartIsFailedThenDeleted(t *testing.T) {
 		t.Fatalf("want a Failed status patch before the delete; actions %v", h.client.Actions())
 	}
 }
+
+func TestReadinessProbe(t *testing.T) {
+	h := newHarness(t)
+	p := boundPod("p8", map[string]string{sim.DurationAnnotation: "1h"})
+	p.Spec.Containers[0].ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}, InitialDelaySeconds: 5}
+	h.create(p)
+	got := h.waitPhase("p8", corev1.PodRunning)
+	if c := condition(got, corev1.PodReady); c == nil || c.Status != corev1.ConditionFalse || c.Message != "containers with unready status: [main]" {
+		t.Fatalf("before the probe: Ready %+v", c)
+	}
+	h.eventually("ready", func() bool {
+		h.clock.Step(time.Second) // the probe runs 5s after the start
+		p := h.pod("p8")
+		c := condition(p, corev1.PodReady)
+		return c != nil && c.Status == corev1.ConditionTrue && p.Status.ContainerStatuses[0].Ready
+	})
+}

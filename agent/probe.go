@@ -154,6 +154,9 @@ func (p *prober) probe(c corev1.Container, pr *corev1.Probe) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), secondsOr(pr.TimeoutSeconds, 1))
 	defer cancel()
 	host := p.pod.Status.PodIP
+	if sp, ok := p.a.cfg.Runtime.(interface{ SimulatedProbes() bool }); ok && sp.SimulatedProbes() && pr.Exec == nil {
+		return true
+	}
 	switch {
 	case pr.Exec != nil:
 		err := p.a.cfg.Runtime.Exec(ctx, p.pod.UID, c.Name, pr.Exec.Command, runtime.ExecStreams{Stdout: io.Discard, Stderr: io.Discard})

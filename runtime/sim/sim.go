@@ -13,7 +13,8 @@
 //
 // Init containers complete at once with exit 0. Restarts follow the pod's
 // restartPolicy with the kubelet's back-off (immediate, then 10s doubling).
-// KillPod ends running containers with exit code 143 (SIGTERM). One goroutine
+// KillPod ends running containers with exit code 143 (SIGTERM). Exec and
+// every readiness probe succeed while a container runs. One goroutine
 // and one timer serve every pod, so 100k pods cost only their statuses.
 package sim
 
@@ -287,10 +288,27 @@ func (r *Runtime) Logs(_ context.Context, uid types.UID, container string, _ run
 	return nil
 }
 
-// Exec implements runtime.Runtime; simulated containers cannot exec.
-func (r *Runtime) Exec(context.Context, types.UID, string, []string, runtime.ExecStreams) error {
-	return fmt.Errorf("exec is not supported by the sim runtime")
+// Exec implements runtime.Runtime: a command "run" in a running simulated
+// container succeeds at once and prints nothing, so exec readiness probes
+// pass.
+func (r *Runtime) Exec(_ context.Context, uid types.UID, container string, _ []string, _ runtime.ExecStreams) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sp, ok := r.pods[uid]
+	if !ok {
+		return fmt.Errorf("pod %s: %w", uid, runtime.ErrNotFound)
+	}
+	for _, cs := range sp.ctrs {
+		if cs.Name == container && cs.State.Running != nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("container not found (%q): %w", container, runtime.ErrNotFound)
 }
+
+// SimulatedProbes tells the agent that network probes cannot reach
+// simulated containers and count as passing.
+func (r *Runtime) SimulatedProbes() bool { return true }
 
 // schedule queues uid to fire at t. Called with r.mu held.
 func (r *Runtime) schedule(uid types.UID, t time.Time) {
