@@ -16,11 +16,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/util/exec"
 
+	"github.com/batchlet/batchlet/runtime"
 	"github.com/batchlet/batchlet/runtime/process"
 )
 
@@ -142,5 +144,41 @@ func TestLogsAndExecEndpoints(t *testing.T) {
 				t.Fatalf("stdout %q stderr %q", stdout.String(), stderr.String())
 			}
 		})
+	}
+}
+
+func TestSubdomainHostsEntries(t *testing.T) {
+	a, client := processHarness(t)
+	rt := a.cfg.Runtime.(*process.Runtime)
+	if !rt.Namespaces() {
+		t.Skip("namespaces unavailable: /etc/hosts is the host's")
+	}
+	mk := func(name string) {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+			Spec: corev1.PodSpec{NodeName: "node-1", Hostname: name, Subdomain: "sd", RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "main", Image: "x", Command: []string{"sleep", "60"}}}},
+		}
+		if _, err := client.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("w-0")
+	p0 := waitPod(t, client, "w-0", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	mk("w-1")
+	p1 := waitPod(t, client, "w-1", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	hosts := func(uid types.UID) string {
+		var out bytes.Buffer
+		if err := rt.Exec(context.Background(), uid, "main", []string{"cat", "/etc/hosts"}, runtime.ExecStreams{Stdout: &out}); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	want0 := p0.Status.PodIP + "\tw-0.sd.default.svc.cluster.local\tw-0\n"
+	want1 := p1.Status.PodIP + "\tw-1.sd.default.svc.cluster.local\tw-1\n"
+	for _, uid := range []types.UID{p0.UID, p1.UID} {
+		if h := hosts(uid); !strings.Contains(h, want0) || !strings.Contains(h, want1) {
+			t.Fatalf("pod %s /etc/hosts:\n%s", uid, h)
+		}
 	}
 }

@@ -322,3 +322,42 @@ func TestVolumeMountsInNamespace(t *testing.T) {
 		t.Fatalf("log %q, want %q (state %+v)", got, want, st.ContainerStatuses[0].State)
 	}
 }
+
+func TestLogsFollowUntilExit(t *testing.T) {
+	r, _ := newTestRuntime(t, nil)
+	p := testPod("u10", corev1.RestartPolicyNever, shC("main", "echo a; sleep 0.3; echo b"))
+	if err := r.StartPod(context.Background(), p, fakeResolver{}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, r, "u10", "started", func(s runtime.PodStatus) bool {
+		return s.ContainerStatuses[0].State.Waiting == nil
+	})
+	if got := logs(t, r, "u10", "main", runtime.LogOptions{Follow: true}); got != "a\nb\n" {
+		t.Fatalf("followed log %q", got)
+	}
+	st, _ := r.PodStatus("u10")
+	if st.ContainerStatuses[0].State.Terminated == nil {
+		t.Fatalf("follow returned before the container ended: %+v", st.ContainerStatuses[0].State)
+	}
+}
+
+func TestContainerWaitingForMissingConfigMap(t *testing.T) {
+	r, ev := newTestRuntime(t, nil)
+	c := shC("main", "true")
+	c.Env = []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "missing"}, Key: "k"}}}}
+	if err := r.StartPod(context.Background(), testPod("u11", corev1.RestartPolicyNever, c), fakeResolver{}); err != nil {
+		t.Fatal(err)
+	}
+	defer r.RemovePod("u11")
+	st := waitStatus(t, r, "u11", "config error", func(s runtime.PodStatus) bool {
+		w := s.ContainerStatuses[0].State.Waiting
+		return w != nil && w.Reason == "CreateContainerConfigError"
+	})
+	if msg := st.ContainerStatuses[0].State.Waiting.Message; msg != `configmap "missing" not found` {
+		t.Fatalf("message %q", msg)
+	}
+	if !ev.has(`Warning Failed Error: configmap "missing" not found`) {
+		t.Fatalf("events %v", ev.list)
+	}
+}
