@@ -13,11 +13,12 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	certutil "k8s.io/client-go/util/cert"
 	criremotecommand "k8s.io/cri-streaming/pkg/streaming/remotecommand"
+	"k8s.io/klog/v2"
 	"k8s.io/streaming/pkg/httpstream/wsstream"
 
 	"github.com/batchlet/batchlet/runtime"
@@ -231,6 +232,9 @@ func (a *Agent) serveWebSocketExec(w http.ResponseWriter, r *http.Request, ex *e
 		protocolV4: {Binary: true, Channels: channels},
 	})
 	conn.SetIdleTimeout(streamIdleTimeout)
+	// The reader logs "use of closed network connection" at ERROR whenever
+	// the server closes first, which it always does after the status.
+	r = r.WithContext(klog.NewContext(r.Context(), logr.Discard()))
 	_, streams, err := conn.Open(w, r)
 	if err != nil {
 		a.log.Info("websocket exec upgrade failed", "err", err.Error())
@@ -284,5 +288,3 @@ func execStatus(err error) metav1.Status {
 		Message: fmt.Sprintf("error executing command in container: %v", err),
 		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Message: err.Error()}}}, Code: http.StatusInternalServerError}
 }
-
-var _ = corev1.PodRunning

@@ -149,6 +149,14 @@ func (a *Agent) syncNewPod(ctx context.Context, pod *corev1.Pod) error {
 // syncStartedPod kills when asked, writes the status, and deletes a
 // terminated pod whose deletion was requested.
 func (a *Agent) syncStartedPod(ctx context.Context, pod *corev1.Pod, st *podState) error {
+	if pod.DeletionTimestamp != nil && !st.terminating && finished(st) {
+		// Nothing runs any more and the final status is written.
+		if st.deleting {
+			return nil
+		}
+		st.deleting = true
+		return a.deletePod(ctx, pod)
+	}
 	if pod.DeletionTimestamp != nil && !st.terminating {
 		grace := 30 * time.Second
 		if pod.DeletionGracePeriodSeconds != nil {
@@ -318,4 +326,9 @@ func (a *Agent) failUnstarted(ctx context.Context, pod *corev1.Pod) error {
 	st.InitContainerStatuses = unknown(pod.Spec.InitContainers)
 	st.ContainerStatuses = unknown(pod.Spec.Containers)
 	return a.patchStatus(ctx, pod, st)
+}
+
+// finished reports whether a terminal status was written for the pod.
+func finished(st *podState) bool {
+	return st.written != nil && (st.written.Phase == corev1.PodSucceeded || st.written.Phase == corev1.PodFailed)
 }

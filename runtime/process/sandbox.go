@@ -31,7 +31,10 @@ type sandbox struct {
 // startSandbox starts PID 1 of the pod in new PID and UTS namespaces.
 func startSandbox() (*sandbox, error) {
 	cmd := exec.Command("/bin/sleep", "infinity")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS}
+	// Pdeathsig: if the agent dies, PID 1 dies and the kernel kills every
+	// process of the pod.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL,
+		Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start sandbox: %w", err)
 	}
