@@ -102,6 +102,9 @@ func (s *Server) deleteObject(ctx context.Context, res *registry.Resource, names
 		}
 		obj := cur.DeepCopyObject()
 		if res.GVR.Group == "" && res.GVR.Resource == "namespaces" {
+			if name == "default" || name == "kube-system" || name == "kube-public" {
+				return nil, false, apierrors.NewForbidden(res.GroupResource(), name, errors.New("this namespace may not be deleted"))
+			}
 			out, err := s.markNamespaceDeleting(ctx, res, obj, kv, opts)
 			if errors.Is(err, errRetry) {
 				continue

@@ -21,7 +21,7 @@ func (s *Server) serveVersion(w http.ResponseWriter) {
 
 // extraGroups are served for discovery only: policy/v1 tells kubectl drain
 // that the eviction subresource exists.
-var extraGroups = []string{"policy/v1"}
+var extraGroups = []string{}
 
 // groupVersions returns the served API group versions (core excluded).
 func (s *Server) groupVersions() []string {

@@ -82,7 +82,7 @@ func (r *Resource) HasSubresource(sub string) bool {
 func All() []*Resource {
 	return []*Resource{
 		Namespaces(), Pods(), Nodes(), Events(), Services(), ConfigMaps(), Secrets(), ServiceAccounts(),
-		EventsV1(), Leases(), Jobs(), JobSets(),
+		EventsV1(), Leases(), PodDisruptionBudgets(), Jobs(), JobSets(),
 	}
 }
 
