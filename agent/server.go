@@ -213,8 +213,16 @@ func (e *executor) ExecInContainer(ctx context.Context, _, _, container string, 
 		s.Stderr = errw
 	}
 	if resize != nil {
+		ch := make(chan runtime.TerminalSize)
+		s.Resize = ch
 		go func() {
-			for range resize {
+			defer close(ch)
+			for size := range resize {
+				select {
+				case ch <- runtime.TerminalSize{Width: size.Width, Height: size.Height}:
+				case <-ctx.Done():
+					return
+				}
 			}
 		}()
 	}
@@ -260,7 +268,12 @@ func (a *Agent) serveWebSocketExec(w http.ResponseWriter, r *http.Request, ex *e
 	if opts.Stderr {
 		errw = streams[2]
 	}
-	runErr := ex.ExecInContainer(r.Context(), "", "", container, cmd, in, out, errw, opts.TTY, nil, 0)
+	var resize chan criremotecommand.TerminalSize
+	if opts.TTY {
+		resize = make(chan criremotecommand.TerminalSize)
+		go decodeResize(r.Context(), streams[4], resize)
+	}
+	runErr := ex.ExecInContainer(r.Context(), "", "", container, cmd, in, out, errw, opts.TTY, resize, 0)
 	status := execStatus(runErr)
 	b, _ := json.Marshal(status)
 	_, _ = streams[3].Write(b)
@@ -287,4 +300,21 @@ func execStatus(err error) metav1.Status {
 	return metav1.Status{Status: metav1.StatusFailure, Reason: metav1.StatusReasonInternalError,
 		Message: fmt.Sprintf("error executing command in container: %v", err),
 		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Message: err.Error()}}}, Code: http.StatusInternalServerError}
+}
+
+// decodeResize reads the JSON terminal sizes of the resize channel.
+func decodeResize(ctx context.Context, r io.Reader, out chan<- criremotecommand.TerminalSize) {
+	defer close(out)
+	dec := json.NewDecoder(r)
+	for {
+		var size criremotecommand.TerminalSize
+		if err := dec.Decode(&size); err != nil {
+			return
+		}
+		select {
+		case out <- size:
+		case <-ctx.Done():
+			return
+		}
+	}
 }

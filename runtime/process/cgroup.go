@@ -20,6 +20,11 @@ type cgroupRoot struct {
 }
 
 func newCgroupRoot(log *slog.Logger) (*cgroupRoot, error) {
+	return newCgroupRootAt(cgroupMount, log)
+}
+
+// newCgroupRootAt enables memory and cpu under mount/batchlet.
+func newCgroupRootAt(cgroupMount string, log *slog.Logger) (*cgroupRoot, error) {
 	ctrl, err := os.ReadFile(filepath.Join(cgroupMount, "cgroup.controllers"))
 	if err != nil {
 		return nil, fmt.Errorf("no cgroup v2 at %s: %w", cgroupMount, err)

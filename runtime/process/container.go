@@ -430,8 +430,13 @@ func (p *pod) exec(ctx context.Context, name string, argv []string, s runtime.Ex
 	if !pr.ns {
 		cmd.Dir = workDir
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.Stdin, s.Stdout, s.Stderr
-	err := cmd.Run()
+	var err error
+	if s.TTY {
+		err = runWithTTY(cmd, s)
+	} else {
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = s.Stdin, s.Stdout, s.Stderr
+		err = cmd.Run()
+	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		code := ee.ExitCode()

@@ -361,3 +361,17 @@ func TestContainerWaitingForMissingConfigMap(t *testing.T) {
 		t.Fatalf("events %v", ev.list)
 	}
 }
+
+func TestExecWithTTY(t *testing.T) {
+	r, _ := newTestRuntime(t, nil)
+	if err := r.StartPod(context.Background(), testPod("u12", corev1.RestartPolicyNever, shC("main", "sleep 30")), fakeResolver{}); err != nil {
+		t.Fatal(err)
+	}
+	defer r.RemovePod("u12")
+	waitStatus(t, r, "u12", "running", func(s runtime.PodStatus) bool { return s.ContainerStatuses[0].State.Running != nil })
+	var out bytes.Buffer
+	err := r.Exec(context.Background(), "u12", "main", []string{"sh", "-c", "[ -t 0 ] && echo tty"}, runtime.ExecStreams{Stdout: &out, TTY: true})
+	if err != nil || strings.TrimSpace(out.String()) != "tty" {
+		t.Fatalf("err %v output %q", err, out.String())
+	}
+}
