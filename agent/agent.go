@@ -39,6 +39,7 @@ type Agent struct {
 	mu           sync.Mutex
 	states       map[string]*podState // by namespace/name
 	byUID        map[types.UID]string
+	subdomains   map[string]map[types.UID]*podState // by namespace/subdomain
 	shuttingDown bool
 }
 
@@ -51,7 +52,8 @@ func New(cfg Config) (*Agent, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeName), states: map[string]*podState{}, byUID: map[types.UID]string{}}
+	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeName), states: map[string]*podState{}, byUID: map[types.UID]string{},
+		subdomains: map[string]map[types.UID]*podState{}}
 	a.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 10*time.Second),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "agent-pods", Clock: cfg.Clock})

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,13 +40,14 @@ func (r *resolver) Hosts(pod *corev1.Pod) []runtime.HostEntry {
 	r.a.mu.Lock()
 	defer r.a.mu.Unlock()
 	var out []runtime.HostEntry
-	for _, st := range r.a.states {
-		if st.ns != pod.Namespace || st.subdomain != pod.Spec.Subdomain || st.uid == pod.UID || st.terminating {
+	for _, st := range r.a.subdomains[pod.Namespace+"/"+pod.Spec.Subdomain] {
+		if st.uid == pod.UID || st.terminating {
 			continue
 		}
 		out = append(out, runtime.HostEntry{IP: st.podIP, Names: []string{
 			fmt.Sprintf("%s.%s.%s.svc.cluster.local", st.hostname, st.subdomain, st.ns), st.hostname}})
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Names[1] < out[j].Names[1] })
 	return out
 }
 
@@ -63,8 +65,8 @@ func (a *Agent) refreshSubdomain(st *podState) {
 	}
 	a.mu.Lock()
 	var uids []types.UID
-	for _, o := range a.states {
-		if o.ns == st.ns && o.subdomain == st.subdomain && o.uid != st.uid {
+	for _, o := range a.subdomains[st.ns+"/"+st.subdomain] {
+		if o.uid != st.uid {
 			uids = append(uids, o.uid)
 		}
 	}

@@ -80,6 +80,12 @@ func (a *Agent) forget(key string, grace time.Duration) {
 	if ok {
 		delete(a.states, key)
 		delete(a.byUID, st.uid)
+		if sd := a.subdomains[st.ns+"/"+st.subdomain]; sd != nil {
+			delete(sd, st.uid)
+			if len(sd) == 0 {
+				delete(a.subdomains, st.ns+"/"+st.subdomain)
+			}
+		}
 	}
 	a.mu.Unlock()
 	if !ok {
@@ -126,6 +132,13 @@ func (a *Agent) syncNewPod(ctx context.Context, pod *corev1.Pod) error {
 	a.mu.Lock()
 	a.states[key] = st
 	a.byUID[pod.UID] = key
+	if st.subdomain != "" {
+		sdKey := st.ns + "/" + st.subdomain
+		if a.subdomains[sdKey] == nil {
+			a.subdomains[sdKey] = map[types.UID]*podState{}
+		}
+		a.subdomains[sdKey][st.uid] = st
+	}
 	a.mu.Unlock()
 	run := pod.DeepCopy()
 	run.Status.PodIP, run.Status.PodIPs = ip, []corev1.PodIP{{IP: ip}}
