@@ -84,7 +84,7 @@ func TestRunInvalidManifestExitsTwo(t *testing.T) {
 }
 
 func TestRunOutputJSON(t *testing.T) {
-	job := strings.Replace(ttlJob, "ttlSecondsAfterFinished: 0\n", "", 1)
+	job := strings.Replace(ttlJob, "  ttlSecondsAfterFinished: 0\n", "", 1)
 	stdout, stderr, code := runBatchlet(t, job, "--quiet", "--output", "json", "-")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)

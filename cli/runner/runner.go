@@ -49,7 +49,7 @@ type Options struct {
 type Result struct {
 	Items    []ItemResult `json:"items"`
 	ExitCode int          `json:"exitCode"`
-	Elapsed  time.Duration
+	Elapsed  time.Duration `json:"elapsedNanos"`
 }
 
 // Run submits objs and follows every Job and JobSet among them until each
