@@ -2,8 +2,18 @@
 // runs the pods bound to it through a runtime.Runtime, writes their status
 // as the kubelet does, and serves kubelet-style logs and exec endpoints.
 //
+// Endpoints (HTTPS, "Authorization: Bearer <Config.Token>"), advertised in
+// the Node's daemonEndpoints.kubeletEndpoint.Port:
+//
+//	GET /containerLogs/{namespace}/{pod}/{container}?follow=&previous=&tailLines=&sinceSeconds=&sinceTime=&timestamps=&limitBytes=
+//	/exec/{namespace}/{pod}/{container}?command=...&input=1&output=1&error=1&tty=1
+//
+// Exec speaks WebSocket v5.channel.k8s.io (and v4) and SPDY (through
+// k8s.io/cri-streaming, the kubelet's own server).
+//
 // Pod IPs: each pod gets its own loopback address, 127.1.0.1 upwards
 // (127.0.0.0/8 all routes to lo on Linux, so the address is reachable but
-// ports are shared with the host). The node's InternalIP is the listen
+// ports are shared with the host); hostNetwork pods get the node's address.
+// The node's InternalIP is the listen
 // address (127.0.0.1 by default).
 package agent

@@ -116,9 +116,12 @@ func (a *Agent) syncNewPod(ctx context.Context, pod *corev1.Pod) error {
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		return nil
 	}
-	ip, err := a.cfg.PodIPs.Allocate(pod.UID, pod.Status.PodIP)
-	if err != nil {
-		return fmt.Errorf("allocate IP for pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	ip := a.cfg.ListenAddress
+	if !pod.Spec.HostNetwork {
+		var err error
+		if ip, err = a.cfg.PodIPs.Allocate(pod.UID, pod.Status.PodIP); err != nil {
+			return fmt.Errorf("allocate IP for pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
 	}
 	st := &podState{uid: pod.UID, ns: pod.Namespace, name: pod.Name, podIP: ip,
 		hostname: pod.Spec.Hostname, subdomain: pod.Spec.Subdomain, startTime: truncNow(a.cfg.Clock.Now())}
