@@ -180,10 +180,13 @@ func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, res *regist
 }
 
 func partialMetadata(obj runtime.Object) *metav1.PartialObjectMetadata {
-	m := accessor(obj)
 	pm := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadata"}}
-	if om, ok := m.(*metav1.ObjectMeta); ok {
-		pm.ObjectMeta = *om
+	// Typed objects are their own metav1.Object; reach the embedded
+	// ObjectMeta through ObjectMetaAccessor so nothing is lost.
+	if oma, ok := obj.(metav1.ObjectMetaAccessor); ok {
+		if om, ok := oma.GetObjectMeta().(*metav1.ObjectMeta); ok {
+			pm.ObjectMeta = *om
+		}
 	}
 	return pm
 }
