@@ -61,3 +61,7 @@ func testPod(name, node string) *corev1.Pod {
 			Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
 	}
 }
+
+func newClientFor(s *Server) (kubernetes.Interface, error) {
+	return kubernetes.NewForConfig(s.InProcessConfig())
+}

@@ -105,4 +105,3 @@ func (s *Server) handleEviction(w http.ResponseWriter, r *http.Request, info req
 	}
 	writeJSON(w, http.StatusCreated, successStatus(http.StatusCreated, nil))
 }
-

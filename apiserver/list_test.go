@@ -1,0 +1,114 @@
+package apiserver
+
+import (
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestListPagination(t *testing.T) {
+	e := newTestEnv(t)
+	cms := e.client.CoreV1().ConfigMaps("default")
+	for i := 0; i < 5; i++ {
+		if _, err := cms.Create(e.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm%d", i)}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var names []string
+	opts := metav1.ListOptions{Limit: 2}
+	pages := 0
+	for {
+		l, err := cms.List(e.ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		for _, cm := range l.Items {
+			names = append(names, cm.Name)
+		}
+		if pages == 1 && (l.RemainingItemCount == nil || *l.RemainingItemCount != 3) {
+			t.Fatalf("first page remainingItemCount = %v, want 3", l.RemainingItemCount)
+		}
+		if l.Continue == "" {
+			break
+		}
+		// A write between pages does not break the list.
+		if pages == 1 {
+			if _, err := cms.Create(e.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "zz"}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		opts.Continue = l.Continue
+	}
+	if pages < 3 || names[0] != "cm0" || names[4] != "cm4" {
+		t.Fatalf("pages %d names %v", pages, names)
+	}
+	_, err := cms.List(e.ctx, metav1.ListOptions{Continue: "garbage"})
+	if !apierrors.IsBadRequest(err) {
+		t.Fatalf("bad continue: %v", err)
+	}
+}
+
+func TestListSelectors(t *testing.T) {
+	e := newTestEnv(t)
+	pods := e.client.CoreV1().Pods("default")
+	for i, node := range []string{"n1", "n2", ""} {
+		p := testPod(fmt.Sprintf("p%d", i), node)
+		p.Labels = map[string]string{"idx": fmt.Sprint(i), "group": "g"}
+		if _, err := pods.Create(e.ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct{ label, field, want string }{
+		{"idx=1", "", "[p1]"},
+		{"idx in (0,2)", "", "[p0 p2]"},
+		{"group=g", "spec.nodeName=n2", "[p1]"},
+		{"", "spec.nodeName=", "[p2]"},
+		{"", "metadata.name=p0", "[p0]"},
+		{"", "status.phase=Pending,metadata.namespace=default", "[p0 p1 p2]"},
+		{"", "status.phase!=Pending", "[]"},
+	}
+	for _, c := range cases {
+		l, err := pods.List(e.ctx, metav1.ListOptions{LabelSelector: c.label, FieldSelector: c.field})
+		if err != nil {
+			t.Fatalf("%q %q: %v", c.label, c.field, err)
+		}
+		var names []string
+		for _, p := range l.Items {
+			names = append(names, p.Name)
+		}
+		if got := fmt.Sprint(names); got != c.want && !(c.want == "[]" && len(names) == 0) {
+			t.Errorf("label %q field %q: got %s, want %s", c.label, c.field, got, c.want)
+		}
+	}
+	// Filtering with a limit still fills pages.
+	l, err := pods.List(e.ctx, metav1.ListOptions{LabelSelector: "group=g", Limit: 2})
+	if err != nil || len(l.Items) != 2 || l.Continue == "" {
+		t.Fatalf("filtered page: %d items, continue %q, %v", len(l.Items), l.Continue, err)
+	}
+	if _, err := pods.List(e.ctx, metav1.ListOptions{FieldSelector: "spec.foo=bar"}); !apierrors.IsBadRequest(err) || err.Error() != "field label not supported: spec.foo" {
+		t.Fatalf("unsupported field: %v", err)
+	}
+	if _, err := pods.List(e.ctx, metav1.ListOptions{LabelSelector: "a in (b"}); !apierrors.IsBadRequest(err) {
+		t.Fatalf("bad label selector: %v", err)
+	}
+}
+
+func TestEventFieldSelectors(t *testing.T) {
+	e := newTestEnv(t)
+	evs := e.client.CoreV1().Events("default")
+	for i, kind := range []string{"Job", "Pod"} {
+		ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("e%d", i)}, Reason: "SuccessfulCreate", Type: "Normal",
+			InvolvedObject: corev1.ObjectReference{Kind: kind, Name: "pi", Namespace: "default", UID: "u1"}}
+		if _, err := evs.Create(e.ctx, ev, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := evs.List(e.ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Job,involvedObject.name=pi,involvedObject.uid=u1,type=Normal,reason=SuccessfulCreate"})
+	if err != nil || len(l.Items) != 1 || l.Items[0].Name != "e0" {
+		t.Fatalf("events: %v %v", l, err)
+	}
+}
