@@ -3,6 +3,9 @@ package apiserver
 import (
 	"fmt"
 	"testing"
+	"time"
+
+	eventsv1 "k8s.io/api/events/v1"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -110,5 +113,31 @@ func TestEventFieldSelectors(t *testing.T) {
 	l, err := evs.List(e.ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Job,involvedObject.name=pi,involvedObject.uid=u1,type=Normal,reason=SuccessfulCreate"})
 	if err != nil || len(l.Items) != 1 || l.Items[0].Name != "e0" {
 		t.Fatalf("events: %v %v", l, err)
+	}
+}
+
+// TestEventsV1IsAViewOfCoreEvents: an event written through
+// events.k8s.io/v1 is listed as a core/v1 event and back.
+func TestEventsV1IsAViewOfCoreEvents(t *testing.T) {
+	e := newTestEnv(t)
+	ev := &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: "p.1", Namespace: "default"},
+		EventTime:  metav1.NewMicroTime(time.Now()), Reason: "Scheduled", Note: "Successfully assigned default/p to n1",
+		Type: "Normal", Action: "Binding", ReportingController: "default-scheduler", ReportingInstance: "default-scheduler-x",
+		Regarding: corev1.ObjectReference{Kind: "Pod", Name: "p", Namespace: "default"},
+	}
+	if _, err := e.client.EventsV1().Events("default").Create(e.ctx, ev, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := e.client.CoreV1().Events("default").List(e.ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=p"})
+	if err != nil || len(l.Items) != 1 {
+		t.Fatalf("core list: %v %v", l, err)
+	}
+	if got := l.Items[0]; got.Message != ev.Note || got.Reason != "Scheduled" || got.ReportingController != "default-scheduler" {
+		t.Fatalf("core view = %+v", got)
+	}
+	back, err := e.client.EventsV1().Events("default").Get(e.ctx, "p.1", metav1.GetOptions{})
+	if err != nil || back.Note != ev.Note || back.Regarding.Name != "p" {
+		t.Fatalf("events.k8s.io view = %+v %v", back, err)
 	}
 }

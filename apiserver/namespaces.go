@@ -117,7 +117,7 @@ func (s *Server) finishNamespace(ctx context.Context, name string) error {
 	remaining := 0
 	bg := metav1.DeletePropagationBackground
 	for _, res := range s.ordered {
-		if !res.Namespaced {
+		if !res.Namespaced || res.StorageResource != "" {
 			continue
 		}
 		everything := &filter{res: res, labels: labels.Everything(), fields: fields.Everything()}

@@ -17,6 +17,10 @@ import (
 // resourceVersion (the storage revision is the resourceVersion).
 func encodeForStorage(r *registry.Resource, obj runtime.Object) ([]byte, error) {
 	obj.GetObjectKind().SetGroupVersionKind(r.GVK())
+	if r.ToStorage != nil {
+		obj = r.ToStorage(obj)
+		obj.GetObjectKind().SetGroupVersionKind(r.StorageGVK)
+	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, err
@@ -35,8 +39,14 @@ func encodeForStorage(r *registry.Resource, obj runtime.Object) ([]byte, error) 
 // resourceVersion.
 func decodeStored(r *registry.Resource, value []byte, rev int64) (runtime.Object, error) {
 	obj := r.New()
+	if r.FromStorage != nil {
+		obj = r.StorageNew()
+	}
 	if err := json.Unmarshal(value, obj); err != nil {
 		return nil, fmt.Errorf("decode stored %s: %w", r.Kind, err)
+	}
+	if r.FromStorage != nil {
+		obj = r.FromStorage(obj)
 	}
 	obj.GetObjectKind().SetGroupVersionKind(r.GVK())
 	m, err := meta.Accessor(obj)

@@ -161,11 +161,12 @@ func (s *Server) resourceByName(gvr schema.GroupVersionResource) *registry.Resou
 }
 
 func keyPrefix(r *registry.Resource, namespace string) string {
-	group := r.GVR.Group
+	gvr := r.StorageGVR()
+	group := gvr.Group
 	if group == "" {
 		group = "core"
 	}
-	p := "/registry/" + group + "/" + r.GVR.Resource + "/"
+	p := "/registry/" + group + "/" + gvr.Resource + "/"
 	if r.Namespaced && namespace != "" {
 		p += namespace + "/"
 	}

@@ -146,7 +146,7 @@ func (wt *watcher) writeEvent(ev storage.Event) bool {
 	wt.lastRev = ev.KV.ModRevision
 	if wt.f.empty() && wt.format == formatObject {
 		typ := map[storage.EventType]watch.EventType{storage.EventCreated: watch.Added, storage.EventUpdated: watch.Modified, storage.EventDeleted: watch.Deleted}[ev.Type]
-		data, err := wt.s.encCache.get(ev.KV.Key, ev.KV.ModRevision, func() ([]byte, error) {
+		data, err := wt.s.encCache.get(wt.res.GVR.Group+"|"+ev.KV.Key, ev.KV.ModRevision, func() ([]byte, error) {
 			obj, err := decodeKV(wt.res, ev.KV)
 			if err != nil {
 				return nil, err

@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// Events is core/v1 events. events.k8s.io/v1 events (EventsV1) are a
-// separate store.
+// Events is core/v1 events. events.k8s.io/v1 events (EventsV1) are a view
+// of the same store.
 func Events() *Resource {
 	return &Resource{
 		GVR: corev1.SchemeGroupVersion.WithResource("events"), Kind: "Event", Singular: "event", Namespaced: true,
@@ -97,6 +97,10 @@ func EventsV1() *Resource {
 		ShortNames: []string{"ev"},
 		New:        func() runtime.Object { return &eventsv1.Event{} },
 		NewList:    func() runtime.Object { return &eventsv1.EventList{} },
+		StorageGVK: corev1.SchemeGroupVersion.WithKind("Event"), StorageResource: "events",
+		StorageNew:  func() runtime.Object { return &corev1.Event{} },
+		ToStorage:   func(obj runtime.Object) runtime.Object { return eventToCore(obj.(*eventsv1.Event)) },
+		FromStorage: func(obj runtime.Object) runtime.Object { return eventFromCore(obj.(*corev1.Event)) },
 		Fields: func(obj runtime.Object) fields.Set {
 			ev := obj.(*eventsv1.Event)
 			return fields.Set{
@@ -110,4 +114,32 @@ func EventsV1() *Resource {
 			}
 		},
 	}
+}
+
+// eventToCore converts an events.k8s.io/v1 Event to its core/v1 form, field
+// for field as kube-apiserver does.
+func eventToCore(in *eventsv1.Event) *corev1.Event {
+	out := &corev1.Event{
+		ObjectMeta: in.ObjectMeta, InvolvedObject: in.Regarding, Related: in.Related, Reason: in.Reason, Message: in.Note,
+		Source: in.DeprecatedSource, FirstTimestamp: in.DeprecatedFirstTimestamp, LastTimestamp: in.DeprecatedLastTimestamp,
+		Count: in.DeprecatedCount, Type: in.Type, EventTime: in.EventTime, Action: in.Action,
+		ReportingController: in.ReportingController, ReportingInstance: in.ReportingInstance,
+	}
+	if in.Series != nil {
+		out.Series = &corev1.EventSeries{Count: in.Series.Count, LastObservedTime: in.Series.LastObservedTime}
+	}
+	return out
+}
+
+func eventFromCore(in *corev1.Event) *eventsv1.Event {
+	out := &eventsv1.Event{
+		ObjectMeta: in.ObjectMeta, Regarding: in.InvolvedObject, Related: in.Related, Reason: in.Reason, Note: in.Message,
+		DeprecatedSource: in.Source, DeprecatedFirstTimestamp: in.FirstTimestamp, DeprecatedLastTimestamp: in.LastTimestamp,
+		DeprecatedCount: in.Count, Type: in.Type, EventTime: in.EventTime, Action: in.Action,
+		ReportingController: in.ReportingController, ReportingInstance: in.ReportingInstance,
+	}
+	if in.Series != nil {
+		out.Series = &eventsv1.EventSeries{Count: in.Series.Count, LastObservedTime: in.Series.LastObservedTime}
+	}
+	return out
 }

@@ -57,6 +57,23 @@ type Resource struct {
 	HasSpec bool
 	// NameIsLabel: names must be DNS-1123 labels instead of subdomains.
 	NameIsLabel bool
+
+	// StorageGVK, when set, says the resource is a view of another kind's
+	// store (events.k8s.io/v1 events over core/v1 events): objects are kept
+	// as StorageGVK under StorageResource and converted with the funcs.
+	StorageGVK      schema.GroupVersionKind
+	StorageResource string
+	StorageNew      func() runtime.Object
+	ToStorage       func(obj runtime.Object) runtime.Object
+	FromStorage     func(obj runtime.Object) runtime.Object
+}
+
+// StorageGVR is where the resource's objects are kept.
+func (r *Resource) StorageGVR() schema.GroupVersionResource {
+	if r.StorageResource != "" {
+		return r.StorageGVK.GroupVersion().WithResource(r.StorageResource)
+	}
+	return r.GVR
 }
 
 // GroupVersion of the resource.
