@@ -68,6 +68,10 @@ type Config struct {
 	// NamespaceSyncInterval is how often terminating namespaces are
 	// re-checked (default 1 second).
 	NamespaceSyncInterval time.Duration
+	// CompactionInterval is how often Run compacts the store's history up to
+	// the revision seen one interval earlier (default 5 minutes, negative
+	// disables).
+	CompactionInterval time.Duration
 }
 
 // Server is the API server. Create it with New.
@@ -103,6 +107,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.BookmarkInterval == 0 {
 		cfg.BookmarkInterval = time.Minute
+	}
+	if cfg.CompactionInterval == 0 {
+		cfg.CompactionInterval = 5 * time.Minute
 	}
 	if cfg.NamespaceSyncInterval == 0 {
 		cfg.NamespaceSyncInterval = time.Second
@@ -145,11 +152,39 @@ func New(cfg Config) (*Server, error) {
 // Handler is the HTTP handler serving the whole API.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Run runs the server's background loops (namespace finalization) until ctx
-// ends.
+// Run runs the server's background loops (namespace finalization, history
+// compaction) until ctx ends.
 func (s *Server) Run(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.runCompaction(ctx)
+	}()
 	s.runNamespaceLoop(ctx)
+	<-done
 	return nil
+}
+
+// runCompaction compacts, every interval, the history older than the
+// revision current one interval before, like kube-apiserver does with etcd.
+func (s *Server) runCompaction(ctx context.Context) {
+	if s.cfg.CompactionInterval < 0 {
+		return
+	}
+	prev := s.store.CurrentRevision()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.clock.After(s.cfg.CompactionInterval):
+		}
+		if prev > s.store.CompactRevision() {
+			if err := s.store.Compact(ctx, prev); err != nil {
+				s.log.Warn("compact storage", "revision", prev, "err", err)
+			}
+		}
+		prev = s.store.CurrentRevision()
+	}
 }
 
 func (s *Server) resource(group, version, resource string) *registry.Resource {

@@ -178,20 +178,14 @@ func (s *Server) writeUpdate(ctx context.Context, res *registry.Resource, obj, c
 	return obj, nil
 }
 
-// deletionDue: a deleted object without finalizers whose grace period is
-// over (or that needs none any more) is removed.
+// deletionDue: an object being deleted goes once its finalizers are gone,
+// unless a graceful deletion is still pending (a pod waiting for its agent,
+// which finishes it with a zero-grace delete).
 func (s *Server) deletionDue(res *registry.Resource, obj runtime.Object) bool {
 	m := accessor(obj)
 	if m.GetDeletionTimestamp() == nil || len(m.GetFinalizers()) > 0 {
 		return false
 	}
-	if g := m.GetDeletionGracePeriodSeconds(); g == nil || *g == 0 {
-		return true
-	}
-	if res.GracefulDelete != nil {
-		if _, graceful := res.GracefulDelete(obj, nil); !graceful {
-			return true
-		}
-	}
-	return false
+	g := m.GetDeletionGracePeriodSeconds()
+	return g == nil || *g == 0
 }
