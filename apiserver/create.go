@@ -111,7 +111,10 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 
 func (s *Server) validateCreate(res *registry.Resource, obj runtime.Object) field.ErrorList {
 	m := accessor(obj)
-	om, _ := m.(*metav1.ObjectMeta)
+	var om *metav1.ObjectMeta
+	if oma, ok := obj.(metav1.ObjectMetaAccessor); ok {
+		om, _ = oma.GetObjectMeta().(*metav1.ObjectMeta)
+	}
 	var errs field.ErrorList
 	if om != nil {
 		errs = append(errs, validation.ValidateObjectMeta(om, res.Namespaced, !res.NameIsLabel, field.NewPath("metadata"))...)

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -139,5 +140,14 @@ func TestEventsV1IsAViewOfCoreEvents(t *testing.T) {
 	back, err := e.client.EventsV1().Events("default").Get(e.ctx, "p.1", metav1.GetOptions{})
 	if err != nil || back.Note != ev.Note || back.Regarding.Name != "p" {
 		t.Fatalf("events.k8s.io view = %+v %v", back, err)
+	}
+}
+
+func TestMetadataList(t *testing.T) {
+	e := newTestEnv(t)
+	code, body := e.do(t, "GET", "/api/v1/namespaces", "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json", "", nil, testToken)
+	var l metav1.PartialObjectMetadataList
+	if err := json.Unmarshal(body, &l); err != nil || code != 200 || l.Kind != "PartialObjectMetadataList" || len(l.Items) != 4 || l.Items[0].Name != "default" || l.Items[0].UID == "" {
+		t.Fatalf("metadata list: %d %s", code, body)
 	}
 }
