@@ -26,8 +26,18 @@ type testEnv struct {
 
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
+	return newTestEnvWith(t, nil)
+}
+
+// newTestEnvWith lets a test adjust the Config before the server starts.
+func newTestEnvWith(t *testing.T, adjust func(*Config)) *testEnv {
+	t.Helper()
 	store := memory.New(10000)
-	srv, err := New(Config{Storage: store, Authenticator: TokenMap{testToken: "admin"}})
+	cfg := Config{Storage: store, Authenticator: TokenMap{testToken: "admin"}}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -36,12 +46,12 @@ func newTestEnv(t *testing.T) *testEnv {
 	go func() { _ = srv.Run(ctx) }()
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
-	cfg := &rest.Config{Host: hs.URL, BearerToken: testToken, QPS: -1}
-	client, err := kubernetes.NewForConfig(cfg)
+	restCfg := &rest.Config{Host: hs.URL, BearerToken: testToken, QPS: -1}
+	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		t.Fatalf("client: %v", err)
 	}
-	return &testEnv{srv: srv, store: store, http: hs, cfg: cfg, client: client, ctx: ctx}
+	return &testEnv{srv: srv, store: store, http: hs, cfg: restCfg, client: client, ctx: ctx}
 }
 
 func testJob(name string) *batchv1.Job {

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 func TestListPagination(t *testing.T) {
@@ -149,5 +150,27 @@ func TestMetadataList(t *testing.T) {
 	var l metav1.PartialObjectMetadataList
 	if err := json.Unmarshal(body, &l); err != nil || code != 200 || l.Kind != "PartialObjectMetadataList" || len(l.Items) != 4 || l.Items[0].Name != "default" || l.Items[0].UID == "" {
 		t.Fatalf("metadata list: %d %s", code, body)
+	}
+}
+
+func TestEventsExpire(t *testing.T) {
+	fake := clocktesting.NewFakeClock(time.Now())
+	// Loops run on the fake clock and never fire: the test drives expiry.
+	e := newTestEnvWith(t, func(c *Config) { c.Clock = fake; c.EventTTL = time.Hour })
+	mk := func(name string) {
+		ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name}, InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "p"},
+			LastTimestamp: metav1.NewTime(fake.Now())}
+		if _, err := e.client.CoreV1().Events("default").Create(e.ctx, ev, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("old")
+	fake.Step(50 * time.Minute)
+	mk("new")
+	fake.Step(20 * time.Minute)
+	e.srv.expireEvents(e.ctx)
+	l, err := e.client.CoreV1().Events("default").List(e.ctx, metav1.ListOptions{})
+	if err != nil || len(l.Items) != 1 || l.Items[0].Name != "new" {
+		t.Fatalf("events left: %v %v", l, err)
 	}
 }

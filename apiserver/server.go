@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
@@ -72,6 +73,9 @@ type Config struct {
 	// the revision seen one interval earlier (default 5 minutes, negative
 	// disables).
 	CompactionInterval time.Duration
+	// EventTTL is how long an event lives after its last write (default 1
+	// hour, negative keeps events forever).
+	EventTTL time.Duration
 }
 
 // Server is the API server. Create it with New.
@@ -107,6 +111,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.BookmarkInterval == 0 {
 		cfg.BookmarkInterval = time.Minute
+	}
+	if cfg.EventTTL == 0 {
+		cfg.EventTTL = time.Hour
 	}
 	if cfg.CompactionInterval == 0 {
 		cfg.CompactionInterval = 5 * time.Minute
@@ -153,15 +160,17 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Run runs the server's background loops (namespace finalization, history
-// compaction) until ctx ends.
+// compaction, event expiry) until ctx ends.
 func (s *Server) Run(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.runCompaction(ctx)
-	}()
-	s.runNamespaceLoop(ctx)
-	<-done
+	var wg sync.WaitGroup
+	for _, loop := range []func(context.Context){s.runCompaction, s.runEventTTL, s.runNamespaceLoop} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			loop(ctx)
+		}()
+	}
+	wg.Wait()
 	return nil
 }
 

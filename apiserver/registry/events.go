@@ -97,6 +97,10 @@ func EventsV1() *Resource {
 		ShortNames: []string{"ev"},
 		New:        func() runtime.Object { return &eventsv1.Event{} },
 		NewList:    func() runtime.Object { return &eventsv1.EventList{} },
+		Columns:    Events().Columns,
+		Row: func(obj runtime.Object, now time.Time) metav1.TableRow {
+			return eventRow(eventToCore(obj.(*eventsv1.Event)), now)
+		},
 		StorageGVK: corev1.SchemeGroupVersion.WithKind("Event"), StorageResource: "events",
 		StorageNew:  func() runtime.Object { return &corev1.Event{} },
 		ToStorage:   func(obj runtime.Object) runtime.Object { return eventToCore(obj.(*eventsv1.Event)) },

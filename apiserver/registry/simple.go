@@ -123,10 +123,10 @@ func ServiceAccounts() *Resource {
 		Namespaced: true, ShortNames: []string{"sa"},
 		New:     func() runtime.Object { return &corev1.ServiceAccount{} },
 		NewList: func() runtime.Object { return &corev1.ServiceAccountList{} },
-		Columns: []metav1.TableColumnDefinition{nameColumn(), ageColumn()},
+		Columns: []metav1.TableColumnDefinition{nameColumn(), col("Secrets", corev1.ServiceAccount{}.SwaggerDoc()["secrets"]), ageColumn()},
 		Row: func(obj runtime.Object, now time.Time) metav1.TableRow {
 			sa := obj.(*corev1.ServiceAccount)
-			return metav1.TableRow{Cells: []interface{}{sa.Name, since(sa.CreationTimestamp, now)}}
+			return metav1.TableRow{Cells: []interface{}{sa.Name, int64(len(sa.Secrets)), since(sa.CreationTimestamp, now)}}
 		},
 	}
 }
