@@ -73,7 +73,10 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 	m.SetResourceVersion("")
 	m.SetDeletionTimestamp(nil)
 	m.SetDeletionGracePeriodSeconds(nil)
-	m.SetGeneration(1)
+	m.SetGeneration(0)
+	if res.HasSpec {
+		m.SetGeneration(1)
+	}
 	m.SetManagedFields(nil)
 	if res.PrepareForCreate != nil {
 		res.PrepareForCreate(obj)

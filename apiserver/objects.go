@@ -70,12 +70,13 @@ func accessor(obj runtime.Object) metav1.Object {
 }
 
 // encodeCache keeps the JSON encoding of recently served object versions so
-// that a watch event fanned out to many watchers is encoded once.
+// that a watch event fanned out to many watchers is encoded once. It is a
+// fixed-size ring: the oldest entry makes room for the newest.
 type encodeCache struct {
 	mu    sync.Mutex
-	max   int
 	items map[encodeKey][]byte
-	order []encodeKey
+	ring  []encodeKey
+	next  int
 }
 
 type encodeKey struct {
@@ -83,35 +84,35 @@ type encodeKey struct {
 	rev int64
 }
 
-func newEncodeCache(max int) *encodeCache {
-	return &encodeCache{max: max, items: map[encodeKey][]byte{}}
+func newEncodeCache(size int) *encodeCache {
+	return &encodeCache{items: make(map[encodeKey][]byte, size), ring: make([]encodeKey, size)}
 }
 
-// get returns the cached bytes for key at rev, computing them with enc once.
+// get returns the cached bytes for key at rev, computing them with enc on a
+// miss.
 func (c *encodeCache) get(key string, rev int64, enc func() ([]byte, error)) ([]byte, error) {
 	k := encodeKey{key, rev}
 	c.mu.Lock()
-	if b, ok := c.items[k]; ok {
-		c.mu.Unlock()
+	b, ok := c.items[k]
+	c.mu.Unlock()
+	if ok {
 		return b, nil
 	}
-	c.mu.Unlock()
 	b, err := enc()
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
-	if _, ok := c.items[k]; !ok {
-		c.items[k] = b
-		c.order = append(c.order, k)
-		if len(c.order) > c.max {
-			drop := c.order[:len(c.order)-c.max]
-			for _, d := range drop {
-				delete(c.items, d)
-			}
-			c.order = append([]encodeKey(nil), c.order[len(drop):]...)
-		}
+	defer c.mu.Unlock()
+	if _, ok := c.items[k]; ok {
+		return b, nil
 	}
-	c.mu.Unlock()
+	old := c.ring[c.next]
+	if old.key != "" {
+		delete(c.items, old)
+	}
+	c.ring[c.next] = k
+	c.next = (c.next + 1) % len(c.ring)
+	c.items[k] = b
 	return b, nil
 }

@@ -22,7 +22,7 @@ func Pods() *Resource {
 		Subresources: []string{"status", "binding", "eviction", "log", "exec", "attach"},
 		New:          func() runtime.Object { return &corev1.Pod{} },
 		NewList:      func() runtime.Object { return &corev1.PodList{} },
-		HasSpec:      false,
+		HasSpec:      true,
 		PrepareForCreate: func(obj runtime.Object) {
 			pod := obj.(*corev1.Pod)
 			defaults.Pod(pod)

@@ -52,8 +52,8 @@ type Resource struct {
 	// delete is graceful) for a delete request asking for requested seconds
 	// (nil = unset).
 	GracefulDelete func(obj runtime.Object, requested *int64) (int64, bool)
-	// HasSpec: generation is bumped when anything outside metadata and
-	// status changes.
+	// HasSpec: generation starts at 1 and is bumped when the spec changes
+	// (others have no generation, as upstream).
 	HasSpec bool
 	// NameIsLabel: names must be DNS-1123 labels instead of subdomains.
 	NameIsLabel bool
