@@ -146,7 +146,7 @@ func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, data []byte,
 			return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, err))
 		}
 		if validation == "Strict" {
-			return apierrors.NewBadRequest(err.Error())
+			return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, err))
 		}
 		if se, ok := runtime.AsStrictDecodingError(err); ok {
 			for _, e := range se.Errors() {

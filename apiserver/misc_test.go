@@ -328,3 +328,24 @@ func TestInProcessConfigCRUD(t *testing.T) {
 		t.Fatalf("in-process get missing: %v", err)
 	}
 }
+
+func TestFieldValidation(t *testing.T) {
+	e := newTestEnv(t)
+	body := []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"foo":"bar"}`)
+	code, resp := e.do(t, "POST", "/api/v1/namespaces/default/configmaps?fieldValidation=Strict", "", "application/json", body, testToken)
+	st := decodeStatus(t, resp)
+	if code != 400 || st.Message != `ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "foo"` {
+		t.Fatalf("strict: %d %s", code, resp)
+	}
+	req, _ := http.NewRequest("POST", e.http.URL+"/api/v1/namespaces/default/configmaps?fieldValidation=Warn", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Content-Type", "application/json")
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != 201 || r.Header.Get("Warning") != `299 - "unknown field \"foo\""` {
+		t.Fatalf("warn: %d %q", r.StatusCode, r.Header.Get("Warning"))
+	}
+}
