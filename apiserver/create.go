@@ -77,7 +77,6 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 	if res.HasSpec {
 		m.SetGeneration(1)
 	}
-	m.SetManagedFields(nil)
 	if res.PrepareForCreate != nil {
 		res.PrepareForCreate(obj)
 	}

@@ -20,6 +20,9 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info reques
 	pt := types.PatchType(mt)
 	switch pt {
 	case types.JSONPatchType, types.MergePatchType:
+	case types.ApplyPatchType:
+		s.handleApply(w, r, info, mode)
+		return
 	case types.StrategicMergePatchType:
 		if res.GVR.Group == "jobset.x-k8s.io" {
 			s.writeError(w, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", res.GroupResource(), info.Name,
@@ -28,8 +31,8 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info reques
 		}
 	default:
 		s.writeError(w, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", res.GroupResource(), info.Name,
-			fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s",
-				types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType), 0, false))
+			fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s, %s",
+				types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType, types.ApplyPatchType), 0, false))
 		return
 	}
 	patch, err := s.readBody(r)

@@ -72,11 +72,6 @@ func TestPatchTypes(t *testing.T) {
 	if !apierrors.IsConflict(err) {
 		t.Fatalf("stale patch: %v", err)
 	}
-	// Apply patches are not supported yet.
-	_, err = jobs.Patch(e.ctx, "pi", types.ApplyPatchType, []byte(`{}`), metav1.PatchOptions{FieldManager: "x"})
-	if apierrors.ReasonForError(err) != metav1.StatusReasonUnsupportedMediaType {
-		t.Fatalf("apply patch: %v", err)
-	}
 }
 
 var jobsetGVR = schema.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets"}

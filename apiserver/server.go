@@ -80,17 +80,18 @@ type Config struct {
 
 // Server is the API server. Create it with New.
 type Server struct {
-	cfg       Config
-	store     storage.Backend
-	clock     clock.Clock
-	log       *slog.Logger
-	scheme    *runtime.Scheme
-	resources map[schema.GroupVersionResource]*registry.Resource
-	ordered   []*registry.Resource
-	metrics   *metrics
-	handler   http.Handler
-	nsWake    chan struct{}
-	encCache  *encodeCache
+	cfg           Config
+	store         storage.Backend
+	clock         clock.Clock
+	log           *slog.Logger
+	scheme        *runtime.Scheme
+	resources     map[schema.GroupVersionResource]*registry.Resource
+	ordered       []*registry.Resource
+	metrics       *metrics
+	handler       http.Handler
+	nsWake        chan struct{}
+	encCache      *encodeCache
+	fieldManagers *fieldManagers
 	// nodeTransport proxies pods/log and pods/exec to node agents.
 	nodeTransport *http.Transport
 }
@@ -143,7 +144,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, store: cfg.Storage, clock: cfg.Clock, log: cfg.Logger, scheme: scheme,
 		resources: map[schema.GroupVersionResource]*registry.Resource{}, metrics: m,
-		nsWake: make(chan struct{}, 1), encCache: newEncodeCache(4096), nodeTransport: newNodeTransport(),
+		nsWake: make(chan struct{}, 1), encCache: newEncodeCache(4096), nodeTransport: newNodeTransport(), fieldManagers: newFieldManagers(scheme),
 	}
 	for _, r := range registry.All() {
 		s.resources[r.GVR] = r
