@@ -184,9 +184,10 @@ func (s *Server) markDeleting(res *registry.Resource, obj runtime.Object, opts *
 	if len(m.GetFinalizers()) == 0 {
 		return false
 	}
-	if m.GetDeletionTimestamp() == nil {
-		ts := metav1.NewTime(now)
-		m.SetDeletionTimestamp(&ts)
+	if ts := m.GetDeletionTimestamp(); ts == nil || ts.Time.After(now) {
+		// Shortening a pending graceful deletion to zero moves it to now.
+		nowTS := metav1.NewTime(now)
+		m.SetDeletionTimestamp(&nowTS)
 	}
 	zero := int64(0)
 	m.SetDeletionGracePeriodSeconds(&zero)

@@ -181,3 +181,34 @@ func TestNamespaceDeletion(t *testing.T) {
 		t.Fatalf("delete default namespace: %v", err)
 	}
 }
+
+// TestPodWithFinalizerForceDeleted: the agent's zero-grace delete of a pod
+// still holding a finalizer leaves it (grace 0, deletionTimestamp now) until
+// the finalizer goes.
+func TestPodWithFinalizerForceDeleted(t *testing.T) {
+	e := newTestEnv(t)
+	pods := e.client.CoreV1().Pods("default")
+	p := testPod("p", "n1")
+	p.Finalizers = []string{"batch.kubernetes.io/job-tracking"}
+	if _, err := pods.Create(e.ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pods.Delete(e.ctx, "p", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	graceful, _ := pods.Get(e.ctx, "p", metav1.GetOptions{})
+	zero := int64(0)
+	if err := pods.Delete(e.ctx, "p", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := pods.Get(e.ctx, "p", metav1.GetOptions{})
+	if err != nil || *got.DeletionGracePeriodSeconds != 0 || !got.DeletionTimestamp.Before(graceful.DeletionTimestamp) {
+		t.Fatalf("after force delete: %v %v %v", got.DeletionTimestamp, got.DeletionGracePeriodSeconds, err)
+	}
+	if _, err := pods.Patch(e.ctx, "p", types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pods.Get(e.ctx, "p", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("pod left after finalizer removal: %v", err)
+	}
+}
