@@ -163,6 +163,9 @@ func (s *Server) typed(res *registry.Resource, obj runtime.Object) (runtime.Obje
 		return obj, nil
 	}
 	out := res.New()
+	if res.DefaultRaw != nil {
+		res.DefaultRaw(u.Object)
+	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, out); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}

@@ -137,6 +137,15 @@ func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, data []byte,
 	if tm.Kind != "" && tm.Kind != gvk.Kind {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the object kind %q does not match the expected kind %q", tm.Kind, gvk.Version, gvk.Kind, tm.Kind, gvk.Kind))
 	}
+	if res := s.resourceForKind(gvk); res != nil && res.DefaultRaw != nil {
+		var raw map[string]interface{}
+		if err := json.Unmarshal(data, &raw); err == nil && raw != nil {
+			res.DefaultRaw(raw)
+			if d, err := json.Marshal(raw); err == nil {
+				data = d
+			}
+		}
+	}
 	validation := r.URL.Query().Get("fieldValidation")
 	ser := sjson.NewSerializerWithOptions(sjson.DefaultMetaFactory, s.scheme, s.scheme, sjson.SerializerOptions{Strict: validation != "Ignore"})
 	def := gvk

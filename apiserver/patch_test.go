@@ -130,3 +130,24 @@ func TestJobSetPatchAndCRUD(t *testing.T) {
 	_ = context.Background
 	_ = http.MethodGet
 }
+
+func TestJobSetSchemaDefaults(t *testing.T) {
+	e := newTestEnv(t)
+	dyn, err := dynamic.NewForConfig(e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := newJobSet("js2")
+	rjobs, _, _ := unstructured.NestedSlice(js.Object, "spec", "replicatedJobs")
+	delete(rjobs[0].(map[string]interface{}), "replicas")
+	_ = unstructured.SetNestedSlice(js.Object, rjobs, "spec", "replicatedJobs")
+	got, err := dyn.Resource(jobsetGVR).Namespace("default").Create(e.ctx, js, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rjobs, _, _ = unstructured.NestedSlice(got.Object, "spec", "replicatedJobs")
+	rj := rjobs[0].(map[string]interface{})
+	if rj["replicas"] != int64(1) || rj["groupName"] != "default" {
+		t.Fatalf("replicatedJob defaults: replicas %v groupName %v", rj["replicas"], rj["groupName"])
+	}
+}

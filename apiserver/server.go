@@ -201,8 +201,14 @@ func (s *Server) resource(group, version, resource string) *registry.Resource {
 	return s.resources[schema.GroupVersionResource{Group: group, Version: version, Resource: resource}]
 }
 
-func (s *Server) resourceByName(gvr schema.GroupVersionResource) *registry.Resource {
-	return s.resources[gvr]
+// resourceForKind finds the served resource of a kind (nil if none).
+func (s *Server) resourceForKind(gvk schema.GroupVersionKind) *registry.Resource {
+	for _, r := range s.ordered {
+		if r.GVK() == gvk {
+			return r
+		}
+	}
+	return nil
 }
 
 func keyPrefix(r *registry.Resource, namespace string) string {

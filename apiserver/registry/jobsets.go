@@ -20,6 +20,7 @@ func JobSets() *Resource {
 		New:          func() runtime.Object { return &jobsetv1alpha2.JobSet{} },
 		NewList:      func() runtime.Object { return &jobsetv1alpha2.JobSetList{} },
 		HasSpec:      true,
+		DefaultRaw:   defaults.JobSetUnstructured,
 		PrepareForCreate: func(obj runtime.Object) {
 			js := obj.(*jobsetv1alpha2.JobSet)
 			js.Status = jobsetv1alpha2.JobSetStatus{}

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"github.com/batchlet/batchlet/apiserver/defaults"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,15 +23,15 @@ func Namespaces() *Resource {
 		NewList: func() runtime.Object { return &corev1.NamespaceList{} },
 		PrepareForCreate: func(obj runtime.Object) {
 			ns := obj.(*corev1.Namespace)
-			ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
-			ns.Spec.Finalizers = []corev1.FinalizerName{corev1.FinalizerKubernetes}
-			setNamespaceLabel(ns)
+			ns.Status = corev1.NamespaceStatus{}
+			defaults.Namespace(ns)
+			defaults.NamespaceForCreate(ns)
 		},
 		PrepareForUpdate: func(obj, old runtime.Object) {
 			ns := obj.(*corev1.Namespace)
 			ns.Status = old.(*corev1.Namespace).Status
 			ns.Spec.Finalizers = old.(*corev1.Namespace).Spec.Finalizers
-			setNamespaceLabel(ns)
+			defaults.Namespace(ns)
 		},
 		PrepareForStatusUpdate: func(obj, old runtime.Object) {
 			obj.(*corev1.Namespace).Spec = old.(*corev1.Namespace).Spec
@@ -48,11 +49,4 @@ func Namespaces() *Resource {
 			return metav1.TableRow{Cells: []interface{}{ns.Name, string(ns.Status.Phase), since(ns.CreationTimestamp, now)}}
 		},
 	}
-}
-
-func setNamespaceLabel(ns *corev1.Namespace) {
-	if ns.Labels == nil {
-		ns.Labels = map[string]string{}
-	}
-	ns.Labels[NamespaceNameLabel] = ns.Name
 }

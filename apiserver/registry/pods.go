@@ -26,6 +26,7 @@ func Pods() *Resource {
 		PrepareForCreate: func(obj runtime.Object) {
 			pod := obj.(*corev1.Pod)
 			defaults.Pod(pod)
+			defaults.AdmitPod(pod)
 			pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: podQOS(pod)}
 		},
 		PrepareForUpdate: func(obj, old runtime.Object) {

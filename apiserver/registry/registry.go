@@ -30,6 +30,9 @@ type Resource struct {
 	New     func() runtime.Object
 	NewList func() runtime.Object
 
+	// DefaultRaw applies schema defaults to the raw JSON object before it
+	// is decoded into the Go type (CRD structural defaults).
+	DefaultRaw func(obj map[string]interface{})
 	// PrepareForCreate defaults a new object (UID and metadata already set).
 	PrepareForCreate func(obj runtime.Object)
 	// PrepareForUpdate copies what a main-resource update may not change

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"github.com/batchlet/batchlet/apiserver/defaults"
 	"strings"
 	"time"
 
@@ -24,20 +25,11 @@ func Services() *Resource {
 		PrepareForCreate: func(obj runtime.Object) {
 			svc := obj.(*corev1.Service)
 			svc.Status = corev1.ServiceStatus{}
-			if svc.Spec.Type == "" {
-				svc.Spec.Type = corev1.ServiceTypeClusterIP
-			}
-			if svc.Spec.SessionAffinity == "" {
-				svc.Spec.SessionAffinity = corev1.ServiceAffinityNone
-			}
-			for i := range svc.Spec.Ports {
-				if svc.Spec.Ports[i].Protocol == "" {
-					svc.Spec.Ports[i].Protocol = corev1.ProtocolTCP
-				}
-			}
+			defaults.Service(svc)
 		},
 		PrepareForUpdate: func(obj, old runtime.Object) {
 			obj.(*corev1.Service).Status = old.(*corev1.Service).Status
+			defaults.Service(obj.(*corev1.Service))
 		},
 		PrepareForStatusUpdate: func(obj, old runtime.Object) {
 			obj.(*corev1.Service).Spec = old.(*corev1.Service).Spec
