@@ -2,11 +2,15 @@ package apiserver
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 type ctxKey int
@@ -17,7 +21,18 @@ const (
 )
 
 func (s *Server) buildHandler() http.Handler {
-	return http.HandlerFunc(s.serveHTTP)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
+				s.writeError(w, apierrors.NewInternalError(fmt.Errorf("panic: %v", p)))
+			}
+		}()
+		s.serveHTTP(w, r)
+	})
 }
 
 // statusRecorder remembers the response code for metrics.
@@ -88,8 +103,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.clock.Now()
 	rec := &statusRecorder{ResponseWriter: w}
 	s.serveResource(rec, r, info)
-	resource := info.Resource
-	s.metrics.observe(info.Verb, info.Group, info.Version, resource, info.Subresource, rec.code, s.clock.Since(start))
+	took := s.clock.Since(start)
+	s.metrics.observe(info.Verb, info.Group, info.Version, info.Resource, info.Subresource, rec.code, took)
+	if s.log.Enabled(r.Context(), slog.LevelDebug) {
+		s.log.Debug("request", "verb", info.Verb, "resource", info.Resource, "subresource", info.Subresource,
+			"namespace", info.Namespace, "name", info.Name, "code", rec.code, "duration", took)
+	}
 }
 
 func (s *Server) serveOptional(w http.ResponseWriter, r *http.Request, h http.Handler) {
