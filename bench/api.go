@@ -1,0 +1,267 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/batchlet/batchlet/controlplane"
+)
+
+// apiGroups is how many label groups the stored pods are spread over; a
+// selector list returns one group.
+const apiGroups = 100
+
+// runAPI stores APIPods Pending pods (no agent) and times full and
+// label-selected lists over HTTPS (time to the last byte, as a server
+// latency), a decoded typed list, and watch delivery to an informer.
+func runAPI(ctx context.Context, r *runner) (Result, error) {
+	n, iterations := r.cfg.APIPods, r.cfg.Iterations
+	if iterations == 0 {
+		iterations = 100
+	}
+	res := Result{Params: map[string]int{"pods": n, "iterations": iterations, "watchWrites": r.cfg.WatchWrites}}
+	dir, cleanup, err := r.tempDir("api")
+	if err != nil {
+		return res, err
+	}
+	defer cleanup()
+	resetPeakRSS()
+	cp, err := controlplane.Start(ctx, controlplane.Options{DataDir: dir, Port: 0, NoAgent: true, Logger: r.cfg.Logger})
+	if err != nil {
+		return res, fmt.Errorf("start control plane: %w", err)
+	}
+	defer shutdown(cp)
+	inproc, err := kubernetes.NewForConfig(cp.ClientConfig())
+	if err != nil {
+		return res, fmt.Errorf("client: %w", err)
+	}
+	start := time.Now()
+	if err := createPods(ctx, inproc, "p", n, 16); err != nil {
+		return res, err
+	}
+	res.add("store pods", float64(n)/time.Since(start).Seconds(), "pods/s")
+	r.progress("api: stored %d pods in %s", n, time.Since(start).Round(time.Millisecond))
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", controlplane.KubeconfigPath(dir))
+	if err != nil {
+		return res, fmt.Errorf("load kubeconfig: %w", err)
+	}
+	cfg.QPS = -1 // no client-side rate limit: measure the server
+	https, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return res, fmt.Errorf("https client: %w", err)
+	}
+	stopProfile, err := r.profile("api", &res)
+	if err != nil {
+		return res, err
+	}
+	defer stopProfile()
+	u0 := takeUsage()
+	if err := timeLists(ctx, https, n, iterations, &res); err != nil {
+		return res, err
+	}
+	if err := timeWatch(ctx, https, r.cfg.WatchWrites, &res); err != nil {
+		return res, err
+	}
+	u1 := takeUsage()
+	peak, cur := memMB()
+	res.add("peak RSS", peak, "MB")
+	res.add("RSS at end", cur, "MB")
+	res.add("CPU (server, measured part)", (u1.cpu - u0.cpu).Seconds(), "s")
+	p99, _ := res.Metric("list all p99")
+	res.Target, res.Met = "list p99 < 20 ms at 10k pods", p99 < 20
+	return res, nil
+}
+
+func createPods(ctx context.Context, kube kubernetes.Interface, prefix string, n, workers int) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	next := make(chan int)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if _, err := kube.CoreV1().Pods("default").Create(ctx, benchPod(prefix, i), metav1.CreateOptions{}); err != nil {
+					errs <- fmt.Errorf("create pod %s-%d: %w", prefix, i, err)
+					return
+				}
+			}
+		}()
+	}
+	var err error
+feed:
+	for i := range n {
+		select {
+		case next <- i:
+		case err = <-errs:
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	select {
+	case err = <-errs:
+		return err
+	default:
+		return nil
+	}
+}
+
+func benchPod(prefix string, i int) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:   fmt.Sprintf("%s-%06d", prefix, i),
+			Labels: map[string]string{"group": fmt.Sprintf("g%d", i%apiGroups), "bench": prefix},
+		},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "c", Image: "busybox", Command: []string{"true"}}},
+		},
+	}
+}
+
+// timeLists times raw lists (bytes read, not decoded: what the server
+// costs) with and without a selector, and a few decoded typed lists (what a
+// client-go caller waits for). It checks the item counts.
+func timeLists(ctx context.Context, kube kubernetes.Interface, n, iterations int, res *Result) error {
+	rc := kube.CoreV1().RESTClient()
+	raw := func(selector string) ([]time.Duration, int, error) {
+		var ds []time.Duration
+		size := 0
+		for range iterations {
+			req := rc.Get().Namespace("default").Resource("pods")
+			if selector != "" {
+				req = req.Param("labelSelector", selector)
+			}
+			t := time.Now()
+			b, err := req.DoRaw(ctx)
+			ds = append(ds, time.Since(t))
+			if err != nil {
+				return nil, 0, fmt.Errorf("list pods %q: %w", selector, err)
+			}
+			size = len(b)
+		}
+		return ds, size, nil
+	}
+	all, size, err := raw("")
+	if err != nil {
+		return err
+	}
+	res.addDuration("list all p50", percentile(all, 50))
+	res.addDuration("list all p99", percentile(all, 99))
+	res.add("list all size", float64(size)/(1<<20), "MB")
+	sel, _, err := raw("group=g7")
+	if err != nil {
+		return err
+	}
+	res.addDuration("list selector p50", percentile(sel, 50))
+	res.addDuration("list selector p99", percentile(sel, 99))
+
+	var typed []time.Duration
+	for range max(iterations/10, 1) {
+		t := time.Now()
+		list, err := kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		typed = append(typed, time.Since(t))
+		if err != nil {
+			return fmt.Errorf("list pods: %w", err)
+		}
+		if len(list.Items) != n {
+			return fmt.Errorf("list pods returned %d items, want %d", len(list.Items), n)
+		}
+	}
+	res.addDuration("typed list all p50", percentile(typed, 50))
+	list, err := kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "group=g7"})
+	if err != nil {
+		return fmt.Errorf("list pods group=g7: %w", err)
+	}
+	want := n / apiGroups
+	if n%apiGroups > 7 {
+		want++
+	}
+	if len(list.Items) != want {
+		return fmt.Errorf("list pods group=g7 returned %d items, want %d", len(list.Items), want)
+	}
+	res.Checks = append(res.Checks, fmt.Sprintf("list returned %d pods", n), fmt.Sprintf("selector returned %d pods", want))
+	return nil
+}
+
+// timeWatch creates pods one at a time and times each from the create's
+// return to the informer's Add event.
+func timeWatch(ctx context.Context, kube kubernetes.Interface, writes int, res *Result) error {
+	var mu sync.Mutex
+	seen := map[string]time.Time{}
+	all := make(chan struct{})
+	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace("default"))
+	inf := factory.Core().V1().Pods().Informer()
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok || pod.Labels["bench"] != "w" {
+			return
+		}
+		mu.Lock()
+		seen[pod.Name] = time.Now()
+		if len(seen) == writes {
+			close(all)
+		}
+		mu.Unlock()
+	}}); err != nil {
+		return fmt.Errorf("add handler: %w", err)
+	}
+	ictx, cancel := context.WithCancel(ctx)
+	factory.Start(ictx.Done())
+	defer func() { cancel(); factory.Shutdown() }()
+	if !cache.WaitForCacheSync(ictx.Done(), inf.HasSynced) {
+		return fmt.Errorf("pod informer did not sync")
+	}
+	sent := make(map[string]time.Time, writes)
+	returned := make(map[string]time.Time, writes)
+	for i := range writes {
+		t := time.Now()
+		pod, err := kube.CoreV1().Pods("default").Create(ctx, benchPod("w", i), metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("create pod w-%d: %w", i, err)
+		}
+		sent[pod.Name], returned[pod.Name] = t, time.Now()
+	}
+	select {
+	case <-all:
+	case <-time.After(30 * time.Second):
+		return fmt.Errorf("informer saw %d of %d created pods after 30s", len(seen), writes)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var fromReturn, fromSend []time.Duration
+	early := 0
+	for name, t := range returned {
+		d := seen[name].Sub(t)
+		if d < 0 {
+			d, early = 0, early+1
+		}
+		fromReturn = append(fromReturn, d)
+		fromSend = append(fromSend, seen[name].Sub(sent[name]))
+	}
+	res.addDuration("watch delivery p50", percentile(fromReturn, 50))
+	res.addDuration("watch delivery p99", percentile(fromReturn, 99))
+	res.addDuration("create call→event p50", percentile(fromSend, 50))
+	res.addDuration("create call→event p99", percentile(fromSend, 99))
+	res.Checks = append(res.Checks, fmt.Sprintf("informer saw all %d writes", writes))
+	if early > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d of %d watch events arrived before the create call returned (delivery counted as 0)", early, writes))
+	}
+	return nil
+}

@@ -1,0 +1,211 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Config sizes the scenarios. Zero values take each scenario's default
+// (the sizes the targets are stated for).
+type Config struct {
+	// Completions and Parallelism of the Job in the process, sim and scale
+	// scenarios; 0 keeps each scenario's default.
+	Completions int
+	Parallelism int
+	// APIPods is how many pods the api scenario stores (default 10,000).
+	APIPods int
+	// Iterations of each measured request in api and of runs in cold
+	// (default 200 for api lists, 10 for cold).
+	Iterations int
+	// WatchWrites is how many writes the api scenario times through a
+	// watch (default 200).
+	WatchWrites int
+	// Command is the batchlet command line prefix cold executes
+	// (default: this executable); Env is added to its environment.
+	Command []string
+	Env     []string
+	// DataDir is where each scenario's temporary data dir is created
+	// (default: the system temp dir). Keep leaves them behind.
+	DataDir string
+	Keep    bool
+	// Timeout bounds each scenario (default 30 minutes).
+	Timeout time.Duration
+	// CPUProfile, when set, receives a CPU profile of each scenario's
+	// measured part: the path itself for a single scenario, else
+	// <path-without-ext>.<scenario><ext>.
+	CPUProfile string
+	// Logger receives the control plane's logs (default: discarded).
+	Logger *slog.Logger
+	// Progress receives one line per phase (default: discarded).
+	Progress io.Writer
+}
+
+func (c *Config) defaults() {
+	if c.Timeout == 0 {
+		c.Timeout = 30 * time.Minute
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+	if c.WatchWrites == 0 {
+		c.WatchWrites = 200
+	}
+	if c.APIPods == 0 {
+		c.APIPods = 10_000
+	}
+}
+
+// scenario is one named measurement.
+type scenario struct {
+	name string
+	// byDefault is false for scenarios that run only when named.
+	byDefault bool
+	help      string
+	run       func(ctx context.Context, r *runner) (Result, error)
+}
+
+var scenarios = []scenario{
+	{"process", true, "Indexed Job of `true` pods on the process runtime (10,000 x 100) vs xargs -P", runProcess},
+	{"sim", true, "the same Job on the simulated runtime (100,000 x 1,000): the control plane's ceiling", runSim},
+	{"scale", false, "1,000,000-completion Indexed Job on sim: completes, completedIndexes, peak RSS", runScale},
+	{"cold", true, "`batchlet run` of a one-pod `true` Job as a whole process, median of 10", runCold},
+	{"api", true, "list/watch latency with 10,000 pods stored (no agent)", runAPI},
+}
+
+// Scenarios lists the scenario names with a line of help each.
+func Scenarios() [][2]string {
+	var out [][2]string
+	for _, s := range scenarios {
+		help := s.help
+		if !s.byDefault {
+			help += " (only when named or with --scale)"
+		}
+		out = append(out, [2]string{s.name, help})
+	}
+	return out
+}
+
+// Select returns the scenarios to run: the named ones in the order given,
+// or every default one (plus scale when withScale).
+func Select(names []string, withScale bool) ([]string, error) {
+	if len(names) == 0 {
+		for _, s := range scenarios {
+			if s.byDefault || (withScale && s.name == "scale") {
+				names = append(names, s.name)
+			}
+		}
+		return names, nil
+	}
+	for _, n := range names {
+		if !slices.ContainsFunc(scenarios, func(s scenario) bool { return s.name == n }) {
+			return nil, fmt.Errorf("unknown scenario %q (known: %s)", n, strings.Join(scenarioNames(), ", "))
+		}
+	}
+	if withScale && !slices.Contains(names, "scale") {
+		names = append(names, "scale")
+	}
+	return names, nil
+}
+
+func scenarioNames() []string {
+	var out []string
+	for _, s := range scenarios {
+		out = append(out, s.name)
+	}
+	return out
+}
+
+// Run runs the named scenarios one after another and returns their
+// results. A scenario that fails stops the run with its error; the results
+// so far are returned with it.
+func Run(ctx context.Context, cfg Config, names []string) (*Report, error) {
+	cfg.defaults()
+	r := &runner{cfg: cfg, single: len(names) == 1, baselines: map[[2]int]float64{}}
+	rep := &Report{Machine: DescribeMachine()}
+	for _, n := range names {
+		i := slices.IndexFunc(scenarios, func(s scenario) bool { return s.name == n })
+		if i < 0 {
+			return rep, fmt.Errorf("unknown scenario %q", n)
+		}
+		r.progress("== %s", n)
+		sctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+		res, err := scenarios[i].run(sctx, r)
+		cancel()
+		if err != nil {
+			return rep, fmt.Errorf("scenario %s: %w", n, err)
+		}
+		res.Scenario = n
+		rep.Results = append(rep.Results, res)
+	}
+	return rep, nil
+}
+
+// runner carries what scenarios share within one run.
+type runner struct {
+	cfg    Config
+	single bool
+	// baselines caches xargs rates by (n, parallelism).
+	baselines map[[2]int]float64
+}
+
+func (r *runner) progress(format string, args ...any) {
+	fmt.Fprintf(r.cfg.Progress, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, args...)...)
+}
+
+// tempDir creates a scenario's data dir; the returned func removes it
+// unless Keep.
+func (r *runner) tempDir(name string) (string, func(), error) {
+	if r.cfg.DataDir != "" {
+		if err := os.MkdirAll(r.cfg.DataDir, 0o755); err != nil {
+			return "", nil, fmt.Errorf("create %s: %w", r.cfg.DataDir, err)
+		}
+	}
+	dir, err := os.MkdirTemp(r.cfg.DataDir, "batchlet-bench-"+name+"-")
+	if err != nil {
+		return "", nil, fmt.Errorf("create data dir: %w", err)
+	}
+	return dir, func() {
+		if r.cfg.Keep {
+			r.progress("kept data dir %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	}, nil
+}
+
+// profile starts a CPU profile for the scenario when asked; the returned
+// func stops it and notes the file in res.
+func (r *runner) profile(name string, res *Result) (func(), error) {
+	if r.cfg.CPUProfile == "" {
+		return func() {}, nil
+	}
+	path := r.cfg.CPUProfile
+	if !r.single {
+		ext := filepath.Ext(path)
+		path = strings.TrimSuffix(path, ext) + "." + name + ext
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("create cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("start cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+		res.Notes = append(res.Notes, "cpu profile: "+path)
+	}, nil
+}

@@ -1,0 +1,115 @@
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	goruntime "runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Machine describes where a run happened.
+type Machine struct {
+	CPUs      int    `json:"cpus"`
+	MemTotal  string `json:"memTotal"`
+	GoVersion string `json:"goVersion"`
+	OS        string `json:"os"`
+	CPUModel  string `json:"cpuModel,omitempty"`
+}
+
+func (m Machine) String() string {
+	s := fmt.Sprintf("%d CPUs, %s RAM, %s, %s", m.CPUs, m.MemTotal, m.GoVersion, m.OS)
+	if m.CPUModel != "" {
+		s += ", " + m.CPUModel
+	}
+	return s
+}
+
+// DescribeMachine reads the CPU count, memory and CPU model of this host.
+func DescribeMachine() Machine {
+	m := Machine{CPUs: goruntime.NumCPU(), GoVersion: goruntime.Version(), OS: goruntime.GOOS + "/" + goruntime.GOARCH}
+	if kb, ok := procField("/proc/meminfo", "MemTotal:"); ok {
+		m.MemTotal = fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
+	}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if out, err := exec.Command("uname", "-r").Output(); err == nil {
+		m.OS += " (Linux " + strings.TrimSpace(string(out)) + ")"
+	}
+	return m
+}
+
+// usage is a snapshot of this process's resource use.
+type usage struct {
+	wall     time.Time
+	cpu      time.Duration // user+sys of this process
+	childCPU time.Duration // user+sys of waited-for children
+}
+
+func takeUsage() usage {
+	u := usage{wall: time.Now()}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		u.cpu = tv(ru.Utime) + tv(ru.Stime)
+	}
+	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) == nil {
+		u.childCPU = tv(ru.Utime) + tv(ru.Stime)
+	}
+	return u
+}
+
+func tv(t syscall.Timeval) time.Duration {
+	return time.Duration(t.Sec)*time.Second + time.Duration(t.Usec)*time.Microsecond
+}
+
+// resetPeakRSS returns freed memory to the OS and resets VmHWM so the next
+// reading is the peak of what follows (Linux >= 4.0; best effort).
+func resetPeakRSS() {
+	goruntime.GC()
+	debug.FreeOSMemory()
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+// memMB returns this process's peak (VmHWM) and current (VmRSS) resident
+// set in MiB.
+func memMB() (peak, current float64) {
+	hwm, _ := procField("/proc/self/status", "VmHWM:")
+	rss, _ := procField("/proc/self/status", "VmRSS:")
+	return float64(hwm) / 1024, float64(rss) / 1024
+}
+
+// procField reads a "Key:   123 kB" line of a /proc file, in kB.
+func procField(path, key string) (int64, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, key) {
+			continue
+		}
+		fields := strings.Fields(line[len(key):])
+		if len(fields) == 0 {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(fields[0], 10, 64)
+		return n, err == nil
+	}
+	return 0, false
+}
