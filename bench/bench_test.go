@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/klog/v2"
 
 	"github.com/batchlet/batchlet/bench"
 	"github.com/batchlet/batchlet/cli"
@@ -21,6 +24,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(execEnv) == "1" {
 		os.Exit(cli.Main(os.Args[1:]))
 	}
+	klog.SetSlogLogger(slog.New(slog.DiscardHandler)) // keep test output to results
 	os.Exit(m.Run())
 }
 
