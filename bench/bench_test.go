@@ -58,6 +58,9 @@ func TestTinyScenarios(t *testing.T) {
 			wantMetrics(t, r, "pods/s", "wall", "peak RSS", "CPU (server, run)")
 			if r.Scenario != "scale" {
 				wantMetrics(t, r, "create→running p99", "exit→counted p99")
+				if v, _ := r.Metric("pods timed"); v != 20 {
+					t.Errorf("%s: %v pods timed from create to counted, want 20", r.Scenario, v)
+				}
 			}
 		case "cold":
 			wantChecks(t, r, "3 runs exited 0")

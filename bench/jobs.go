@@ -165,6 +165,7 @@ func (r *runner) runJob(ctx context.Context, jr jobRun) (Result, error) {
 func addLatencies(res *Result, obs *jobObserver) {
 	run, _ := gaps(obs.created, obs.started)
 	counted, early := gaps(obs.exited, obs.counted)
+	res.add("pods timed", float64(len(counted)), "")
 	res.addDuration("create→running p50", percentile(run, 50))
 	res.addDuration("create→running p99", percentile(run, 99))
 	res.addDuration("exit→counted p50", percentile(counted, 50))

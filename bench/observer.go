@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"sync"
@@ -11,11 +12,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
-	watchtools "k8s.io/client-go/tools/watch"
+	"k8s.io/client-go/rest"
 )
 
 const completionIndexAnnotation = "batch.kubernetes.io/job-completion-index"
@@ -61,48 +59,29 @@ func (o *jobObserver) start(ctx context.Context, kube kubernetes.Interface, ns, 
 		return fmt.Errorf("list jobs for a resource version: %w", err)
 	}
 	rv := list.ResourceVersion
-	jobSel := fields.OneTermEqualSelector("metadata.name", name).String()
-	jw, err := watchtools.NewRetryWatcherWithContext(ctx, rv, &cache.ListWatch{
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			opts.FieldSelector = jobSel
-			return kube.BatchV1().Jobs(ns).Watch(ctx, opts)
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("watch job %s/%s: %w", ns, name, err)
+	jobs := kube.BatchV1().RESTClient()
+	o.follow(ctx, rv, func() *rest.Request {
+		return jobs.Get().Namespace(ns).Resource("jobs").Param("fieldSelector", "metadata.name="+name)
+	}, o.onJob)
+	if o.trackPods {
+		pods := kube.CoreV1().RESTClient()
+		o.follow(ctx, rv, func() *rest.Request {
+			return pods.Get().Namespace(ns).Resource("pods").Param("labelSelector", "batch.kubernetes.io/job-name="+name)
+		}, o.onPod)
 	}
-	o.wg.Add(1)
-	go o.consume(jw, o.onJob)
-	if !o.trackPods {
-		return nil
-	}
-	podSel := "batch.kubernetes.io/job-name=" + name
-	pw, err := watchtools.NewRetryWatcherWithContext(ctx, rv, &cache.ListWatch{
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			opts.LabelSelector = podSel
-			return kube.CoreV1().Pods(ns).Watch(ctx, opts)
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("watch pods of job %s/%s: %w", ns, name, err)
-	}
-	o.wg.Add(1)
-	go o.consume(pw, o.onPod)
 	return nil
 }
 
-// consume feeds events to fn until the watch ends (its context is
-// cancelled); stop() waits for that.
-func (o *jobObserver) consume(w watch.Interface, fn func(time.Time, any)) {
-	defer o.wg.Done()
-	defer w.Stop()
-	for ev := range w.ResultChan() {
-		if ev.Type == watch.Error {
-			o.fail(fmt.Errorf("watch error: %v", ev.Object))
-			continue
+// follow runs a watch in the background; stopped() waits for it after the
+// caller cancels ctx.
+func (o *jobObserver) follow(ctx context.Context, rv string, newReq func() *rest.Request, fn func(time.Time, []byte)) {
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		if err := rawWatch(ctx, newReq, rv, fn); err != nil {
+			o.fail(err)
 		}
-		fn(time.Now(), ev.Object)
-	}
+	}()
 }
 
 func (o *jobObserver) fail(err error) {
@@ -113,12 +92,25 @@ func (o *jobObserver) fail(err error) {
 	o.errMu.Unlock()
 }
 
-func (o *jobObserver) onPod(now time.Time, obj any) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
+// podLite is the part of a pod the observer reads.
+type podLite struct {
+	Metadata struct {
+		Annotations struct {
+			Index string `json:"batch.kubernetes.io/job-completion-index"`
+		} `json:"annotations"`
+	} `json:"metadata"`
+	Status struct {
+		Phase corev1.PodPhase `json:"phase"`
+	} `json:"status"`
+}
+
+func (o *jobObserver) onPod(now time.Time, raw []byte) {
+	var pod podLite
+	if err := json.Unmarshal(raw, &pod); err != nil {
+		o.fail(fmt.Errorf("decode pod event: %w", err))
 		return
 	}
-	i, err := strconv.Atoi(pod.Annotations[completionIndexAnnotation])
+	i, err := strconv.Atoi(pod.Metadata.Annotations.Index)
 	if err != nil {
 		return
 	}
@@ -137,9 +129,10 @@ func (o *jobObserver) onPod(now time.Time, obj any) {
 	}
 }
 
-func (o *jobObserver) onJob(now time.Time, obj any) {
-	job, ok := obj.(*batchv1.Job)
-	if !ok {
+func (o *jobObserver) onJob(now time.Time, raw []byte) {
+	job := &batchv1.Job{}
+	if err := json.Unmarshal(raw, job); err != nil {
+		o.fail(fmt.Errorf("decode job event: %w", err))
 		return
 	}
 	if o.trackPods {
@@ -154,7 +147,7 @@ func (o *jobObserver) onJob(now time.Time, obj any) {
 	for _, c := range job.Status.Conditions {
 		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
 			o.doneOnce.Do(func() {
-				o.doneAt, o.final = now, job.DeepCopy()
+				o.doneAt, o.final = now, job
 				close(o.done)
 			})
 		}
