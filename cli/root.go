@@ -31,6 +31,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand(), newServerCommand(), newKubeconfigCommand(), newBenchCommand())
+	root.AddCommand(newRunCommand(), newServerCommand(), newKubeconfigCommand(), newBenchCommand(), newAgentCommand(), newControllersCommand())
 	return root
 }

@@ -52,6 +52,7 @@ and writes <data-dir>/kubeconfig:
 	fl.StringVar(&opts.Runtime, "runtime", "process", "pod runtime of the embedded agent: process or sim")
 	fl.BoolVar(&opts.NoAgent, "no-agent", false, "do not run the embedded node agent")
 	fl.StringVar(&opts.NodeName, "node-name", "", "node name of the embedded agent (default: the host name)")
+	fl.StringSliceVar(&opts.Controllers, "controllers", controlplane.AllControllers, "controllers to run in-process (empty: none, e.g. to run `batchlet controllers` elsewhere)")
 	fl.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return cmd
 }

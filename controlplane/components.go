@@ -9,7 +9,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -22,17 +21,10 @@ import (
 	"github.com/batchlet/batchlet/agent"
 	"github.com/batchlet/batchlet/apiserver"
 	"github.com/batchlet/batchlet/apiserver/openapi"
-	gccontroller "github.com/batchlet/batchlet/controller/gc"
-	jobcontroller "github.com/batchlet/batchlet/controller/job"
-	jobsetcontroller "github.com/batchlet/batchlet/controller/jobset"
-	"github.com/batchlet/batchlet/controller/nodelifecycle"
-	"github.com/batchlet/batchlet/controller/podgc"
-	"github.com/batchlet/batchlet/controller/ttl"
 	"github.com/batchlet/batchlet/pki"
 	"github.com/batchlet/batchlet/runtime"
 	"github.com/batchlet/batchlet/runtime/process"
 	"github.com/batchlet/batchlet/runtime/sim"
-	"github.com/batchlet/batchlet/scheduler"
 	"github.com/batchlet/batchlet/storage"
 	"github.com/batchlet/batchlet/storage/bolt"
 	"github.com/batchlet/batchlet/storage/memory"
@@ -122,65 +114,10 @@ func newClients(cfg *rest.Config) (*clients, error) {
 func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle) error {
 	cfg := cp.ClientConfig()
 	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit in-process
-	c, err := newClients(cfg)
+	c, err := StartControllers(ctx, cfg, cp.opts.Controllers, cp.log, cp.registry, cp.goRun)
 	if err != nil {
 		return err
 	}
-	log := cp.log
-	jobCtl, err := jobcontroller.NewController(ctx, c.informers.Core().V1().Pods(), c.informers.Batch().V1().Jobs(), c.kube, jobcontroller.Options{
-		Clock: clock.RealClock{}, Logger: log.With("controller", "job"), Registerer: cp.registry, SyncBatchPeriod: jobSyncBatchPeriod,
-	})
-	if err != nil {
-		return fmt.Errorf("job controller: %w", err)
-	}
-	jobSetCtl, err := jobsetcontroller.NewController(c.kube, c.dyn, c.informers, c.dynInf, jobsetcontroller.Options{
-		Clock: clock.RealClock{}, Logger: log.With("controller", "jobset"), Registerer: cp.registry,
-	})
-	if err != nil {
-		return fmt.Errorf("jobset controller: %w", err)
-	}
-	ttlCtl, err := ttl.NewController(c.informers.Batch().V1().Jobs(), c.kube, ttl.Options{
-		Clock: clock.RealClock{}, Logger: log.With("controller", "ttl-after-finished"), Registerer: cp.registry,
-		Propagation: metav1.DeletePropagationForeground,
-	})
-	if err != nil {
-		return fmt.Errorf("ttl controller: %w", err)
-	}
-	gcCtl, err := gccontroller.New(c.meta, c.metaInf, nil, clock.RealClock{}, log.With("controller", "garbagecollector"), cp.registry)
-	if err != nil {
-		return fmt.Errorf("garbage collector: %w", err)
-	}
-	// Informers are requested by the constructors above; start them after.
-	c.informers.Start(ctx.Done())
-	c.dynInf.Start(ctx.Done())
-	c.metaInf.Start(ctx.Done())
-	cp.goRun("job-controller", func() error { return jobCtl.Run(ctx, 4) })
-	cp.goRun("jobset-controller", func() error { return jobSetCtl.Run(ctx, 2) })
-	cp.goRun("garbage-collector", func() error { return gcCtl.Run(ctx, 2) })
-	cp.goRun("ttl-after-finished", func() error { return ttlCtl.Run(ctx, 2) })
-	return cp.startNodeComponents(ctx, c, bundle)
-}
-
-// startNodeComponents starts the scheduler, pod GC, node lifecycle and the
-// embedded agent.
-func (cp *ControlPlane) startNodeComponents(ctx context.Context, c *clients, bundle *pki.Bundle) error {
-	log := cp.log
-	sched, err := scheduler.New(c.kube, c.informers, clock.RealClock{}, log.With("component", "scheduler"), cp.registry)
-	if err != nil {
-		return fmt.Errorf("scheduler: %w", err)
-	}
-	pgc, err := podgc.New(c.kube, c.informers, clock.RealClock{}, log.With("controller", "podgc"), cp.registry, podgc.Options{})
-	if err != nil {
-		return fmt.Errorf("pod gc: %w", err)
-	}
-	nlc, err := nodelifecycle.New(c.kube, c.informers, clock.RealClock{}, log.With("controller", "nodelifecycle"), cp.registry, nodelifecycle.Options{})
-	if err != nil {
-		return fmt.Errorf("node lifecycle: %w", err)
-	}
-	c.informers.Start(ctx.Done())
-	cp.goRun("scheduler", func() error { return sched.Run(ctx, 2) })
-	cp.goRun("podgc", func() error { return pgc.Run(ctx, 1) })
-	cp.goRun("nodelifecycle", func() error { return nlc.Run(ctx, 1) })
 	if cp.opts.NoAgent {
 		return nil
 	}
@@ -190,13 +127,11 @@ func (cp *ControlPlane) startNodeComponents(ctx context.Context, c *clients, bun
 	}
 	ag, err := agent.New(agent.Config{
 		Client: c.kube, NodeName: sanitizeNodeName(cp.opts.NodeName), Runtime: rt,
-		Logger: log.With("component", "agent"), Token: bundle.Token, Port: 0,
+		Logger: cp.log.With("component", "agent"), Token: bundle.Token, Port: 0,
 	})
 	if err != nil {
 		return fmt.Errorf("node agent: %w", err)
 	}
-	// The agent runs on its own context so that shutdown can stop it first
-	// and let it terminate its pods while the API is still up.
 	cp.goRun("agent", func() error { return ag.Run(ctx) })
 	return nil
 }

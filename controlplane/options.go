@@ -24,6 +24,9 @@ type Options struct {
 	NoAgent bool
 	// NodeName of the embedded agent; the host name by default.
 	NodeName string
+	// Controllers to run in-process; nil means AllControllers, empty none
+	// (then `batchlet controllers` can run them from another process).
+	Controllers []string
 	// InMemory keeps the store in memory (tests, throwaway runs).
 	InMemory bool
 	// Logger receives structured logs; a discard logger when nil.
@@ -55,6 +58,9 @@ func (o *Options) setDefaults() {
 			h = "batchlet-node"
 		}
 		o.NodeName = h
+	}
+	if o.Controllers == nil {
+		o.Controllers = AllControllers
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

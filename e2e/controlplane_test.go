@@ -151,3 +151,19 @@ func TestUnauthenticatedRequestIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestControllersAgainstRemoteAPI runs the controllers as their own process
+// over HTTPS, as they would run against a real kube-apiserver.
+func TestControllersAgainstRemoteAPI(t *testing.T) {
+	s := startServer(t, "--controllers=")
+	ctl := exec.Command(binary, "controllers", "--kubeconfig", s.kubeconfig)
+	if err := ctl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ctl.Process.Signal(os.Interrupt); _ = ctl.Wait() })
+	s.kubectl("apply", "-f", example("hello-indexed.yaml"))
+	s.waitCondition("job/hello-indexed", "complete", 60*time.Second)
+	if got := s.jsonpath("job/hello-indexed", "{.status.completedIndexes}/{.status.succeeded}"); got != "0-3/4" {
+		t.Errorf("completedIndexes/succeeded = %q, want 0-3/4", got)
+	}
+}

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/batchlet/batchlet/controlplane"
+)
+
+func newControllersCommand() *cobra.Command {
+	var (
+		kubeconfig  string
+		names       []string
+		metricsAddr string
+		logLevel    string
+	)
+	cmd := &cobra.Command{
+		Use:   "controllers",
+		Short: "Run only the controllers against any Kubernetes API (batchlet's or a real cluster's)",
+		Long: `Controllers runs batchlet's controllers against the API server of a
+kubeconfig: a batchlet server, or a real kube-apiserver. They use client-go
+only, so they behave the same against both.
+
+On a real cluster, run only what the cluster lacks: kube-controller-manager
+already runs a Job controller, TTL controller, garbage collector, pod GC and
+node lifecycle, and kube-scheduler schedules; two controllers for one
+resource fight. The JobSet controller needs the jobset.x-k8s.io CRD installed:
+
+  batchlet controllers --kubeconfig ~/.kube/config --controllers jobset`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			logger := newLogger(logLevel, cmd.ErrOrStderr())
+			routeKlog(logger)
+			loading := clientcmd.NewDefaultClientConfigLoadingRules()
+			loading.ExplicitPath = kubeconfig
+			cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, &clientcmd.ConfigOverrides{}).ClientConfig()
+			if err != nil {
+				return fmt.Errorf("load kubeconfig: %w", err)
+			}
+			cfg.QPS, cfg.Burst = 200, 400
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+			var wg sync.WaitGroup
+			errs := make(chan error, len(names))
+			run := func(name string, fn func() error) {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if err := fn(); err != nil && !errors.Is(err, context.Canceled) {
+						errs <- fmt.Errorf("%s: %w", name, err)
+					}
+				}()
+			}
+			if _, err := controlplane.StartControllers(ctx, cfg, names, logger, reg, run); err != nil {
+				return err
+			}
+			if metricsAddr != "" {
+				if err := serveMetrics(ctx, metricsAddr, reg); err != nil {
+					return err
+				}
+			}
+			logger.Info("controllers running", "controllers", names, "server", cfg.Host)
+			select {
+			case <-ctx.Done():
+			case err := <-errs:
+				stop()
+				wg.Wait()
+				return err
+			}
+			wg.Wait()
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the API server (default: KUBECONFIG or ~/.kube/config)")
+	fl.StringSliceVar(&names, "controllers", controlplane.AllControllers, "controllers to run")
+	fl.StringVar(&metricsAddr, "metrics-bind-address", "", "serve Prometheus /metrics here (e.g. 127.0.0.1:8080); off when empty")
+	fl.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	return cmd
+}
+
+func serveMetrics(ctx context.Context, addr string, g prometheus.Gatherer) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen for metrics on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	return nil
+}
