@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/clock"
+
+	"github.com/batchlet/batchlet/agent"
+	"github.com/batchlet/batchlet/controlplane"
+	"github.com/batchlet/batchlet/runtime"
+	"github.com/batchlet/batchlet/runtime/process"
+	"github.com/batchlet/batchlet/runtime/sim"
+)
+
+// agentFlags are the flags of `batchlet agent`.
+type agentFlags struct {
+	kubeconfig    string
+	nodeName      string
+	runtime       string
+	rootDir       string
+	listenAddress string
+	port          int
+	logLevel      string
+}
+
+func newAgentCommand() *cobra.Command {
+	var f agentFlags
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Run a node agent that joins a running batchlet server and runs its pods",
+		Long: `Agent registers a Node with the API server named in --kubeconfig and runs
+the pods the scheduler binds to it as local processes (--runtime process) or
+as simulated containers (--runtime sim). It renews the node's Lease, reports
+pod statuses and serves the kubelet endpoints (container logs and exec) over
+HTTPS on --port, advertised in the Node's status.
+
+The API server proxies "kubectl logs" and "kubectl exec" to those endpoints
+with its admin token, so the agent accepts exactly one bearer token: the one
+in its kubeconfig. Give it the server's admin kubeconfig:
+
+  batchlet server --no-agent --data-dir /tmp/cp &
+  batchlet agent --kubeconfig /tmp/cp/kubeconfig --node-name worker-1`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			logger := newLogger(f.logLevel, cmd.ErrOrStderr())
+			routeKlog(logger)
+			return runAgent(ctx, f, logger)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the server to join (default: $KUBECONFIG, then the default data dir's)")
+	fl.StringVar(&f.nodeName, "node-name", "", "name of the Node to register (default: the host name)")
+	fl.StringVar(&f.runtime, "runtime", "process", "pod runtime: process or sim")
+	fl.StringVar(&f.rootDir, "root-dir", "", "directory for the pods' files (default: a directory named after the node under the system temp dir)")
+	fl.StringVar(&f.listenAddress, "listen-address", "127.0.0.1", "IP the kubelet endpoints listen on, advertised as the Node's InternalIP")
+	fl.IntVar(&f.port, "port", 0, "port of the kubelet endpoints (0 picks a free one)")
+	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	return cmd
+}
+
+// runAgent builds the client, the runtime and the agent, and runs it until
+// ctx ends.
+func runAgent(ctx context.Context, f agentFlags, logger *slog.Logger) error {
+	cfg, err := agentClientConfig(f.kubeconfig)
+	if err != nil {
+		return err
+	}
+	if cfg.BearerToken == "" {
+		return fmt.Errorf("kubeconfig %s has no bearer token: the agent needs the server's admin token to authenticate log and exec requests", f.kubeconfig)
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("build client: %w", err)
+	}
+	nodeName := agentNodeName(f.nodeName)
+	rootDir := f.rootDir
+	if rootDir == "" {
+		rootDir = filepath.Join(os.TempDir(), "batchlet-agent-"+nodeName)
+	}
+	rt, err := agentRuntime(ctx, f.runtime, rootDir, logger)
+	if err != nil {
+		return err
+	}
+	ag, err := agent.New(agent.Config{
+		Client: client, NodeName: nodeName, Runtime: rt, Logger: logger.With("component", "agent"),
+		Token: cfg.BearerToken, ListenAddress: f.listenAddress, Port: f.port,
+	})
+	if err != nil {
+		return fmt.Errorf("node agent: %w", err)
+	}
+	logger.Info("batchlet agent starting", "node", nodeName, "server", cfg.Host, "port", ag.Port(), "runtime", f.runtime, "rootDir", rootDir)
+	return ag.Run(ctx)
+}
+
+// agentClientConfig loads path, or $KUBECONFIG, or the default data dir's
+// kubeconfig.
+func agentClientConfig(path string) (*rest.Config, error) {
+	if path == "" {
+		path = os.Getenv("KUBECONFIG")
+	}
+	if path == "" {
+		path = controlplane.KubeconfigPath(controlplane.DefaultDataDir())
+	}
+	loading := &clientcmd.ClientConfigLoadingRules{ExplicitPath: path}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig %s: %w", path, err)
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	return cfg, nil
+}
+
+// agentNodeName is name, or the lower-cased host name.
+func agentNodeName(name string) string {
+	if name == "" {
+		h, err := os.Hostname()
+		if err != nil || h == "" {
+			h = "batchlet-node"
+		}
+		name = h
+	}
+	return strings.ToLower(name)
+}
+
+func agentRuntime(ctx context.Context, kind, rootDir string, logger *slog.Logger) (runtime.Runtime, error) {
+	switch kind {
+	case "sim":
+		return sim.New(ctx, clock.RealClock{}), nil
+	case "process":
+		rt, err := process.New(process.Config{RootDir: rootDir, Logger: logger.With("component", "runtime")})
+		if err != nil {
+			return nil, fmt.Errorf("process runtime: %w", err)
+		}
+		return rt, nil
+	}
+	return nil, fmt.Errorf("unknown runtime %q: want process or sim", kind)
+}
