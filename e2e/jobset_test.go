@@ -165,6 +165,7 @@ func TestJobSetSeedExamples(t *testing.T) {
 		}
 	})
 	t.Run("RecreateJob", func(t *testing.T) { t.Parallel(); testRecreateJob(s.inNamespace(t, "recreatejob")) })
+	t.Run("RecreateJobCountsTowardMax", func(t *testing.T) { t.Parallel(); testRecreateJobMax(s.inNamespace(t, "recreatemax")) })
 	t.Run("HostMaintenance", func(t *testing.T) { t.Parallel(); testHostMaintenance(s.inNamespace(t, "maintenance")) })
 	t.Run("NoFailurePolicy", func(t *testing.T) { t.Parallel(); testNoFailurePolicy(s.inNamespace(t, "nopolicy")) })
 	t.Run("SuccessPolicyAny", func(t *testing.T) { t.Parallel(); testSuccessPolicyAny(s.inNamespace(t, "successany")) })
@@ -320,6 +321,63 @@ func testRecreateJob(c *nsClient) {
 	}
 }
 
+const recreateMaxJobSet = `apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: rjmax
+spec:
+  failurePolicy:
+    maxRestarts: 3
+    rules:
+    - action: RecreateJob
+      targetReplicatedJobs:
+      - workers-a
+  replicatedJobs:
+  - name: workers-a
+    replicas: 2
+    template:
+      spec:
+        backoffLimit: 0
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: worker
+              image: busybox
+              command: ["sh", "-c", "case $HOSTNAME in *workers-a-0-*) sleep 0.2; exit 1;; esac; sleep 1000"]
+  - name: workers-b
+    replicas: 1
+    template:
+      spec:
+        template:
+          spec:
+            containers:
+            - name: worker
+              image: busybox
+              command: ["sh", "-c", "sleep 1000"]
+`
+
+// testRecreateJobMax: per-Job restarts count toward maxRestarts; the 4th
+// failure of workers-a-0 with maxRestarts 3 fails the JobSet.
+func testRecreateJobMax(c *nsClient) {
+	t := c.t
+	const js = "rjmax"
+	c.apply(recreateMaxJobSet)
+	c.waitJobSetCondition(js, "Failed")
+	if got, want := c.cond(js, "Failed", "reason")+"|"+c.cond(js, "Failed", "message"), "ReachedMaxRestarts|jobset failed due to reaching max number of restarts (first failed job: rjmax-workers-a-0)"; got != want {
+		t.Errorf("Failed = %q, want %q", got, want)
+	}
+	if got := c.get("jobset/"+js, `{.status.restarts}|{.status.replicatedJobsStatus[?(@.name=="workers-a")].jobRestarts}|{.status.replicatedJobsStatus[?(@.name=="workers-a")].jobRestartsCountTowardsMax}`); got != "0|[3,0]|[3,0]" {
+		t.Errorf("restarts|jobRestarts|jobRestartsCountTowardsMax = %q, want 0|[3,0]|[3,0]", got)
+	}
+	if got := c.get("job/rjmax-workers-a-0", `{.metadata.labels.jobset\.sigs\.k8s\.io/job-restart-attempt}`); got != "3" {
+		t.Errorf("last workers-a-0 Job has %s %q, want 3", jobRestartAttemptLabel, got)
+	}
+	if ev := c.events(js); count(ev, "RestartJobFailurePolicyAction") != 3 || count(ev, "ReachedMaxRestarts") != 1 {
+		t.Errorf("events of %s = %v, want 3 × RestartJobFailurePolicyAction then ReachedMaxRestarts", js, ev)
+	}
+}
+
 func (c *nsClient) evict(pod string) {
 	c.t.Helper()
 	body := `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"` + pod + `","namespace":"` + c.ns + `"}}`
@@ -343,6 +401,12 @@ func testHostMaintenance(c *nsClient) {
 	if got := c.get("jobset/"+js, "{.status.restartsCountTowardsMax}"); got != "" && got != "0" {
 		t.Errorf("restartsCountTowardsMax after eviction = %q, want 0", got)
 	}
+	if ev := c.events(leader); count(ev, "PodFailurePolicy") != 1 {
+		t.Errorf("events of the evicted leader Job = %v, want one PodFailurePolicy", ev)
+	}
+	if ev := c.events(js); count(ev, "RestartJobSetAndIgnoreMaxRestartsFailurePolicyAction") != 1 {
+		t.Errorf("events of %s = %v, want one RestartJobSetAndIgnoreMaxRestartsFailurePolicyAction", js, ev)
+	}
 	if got := c.cond(js, "Failed", "status"); got == "True" {
 		t.Fatalf("JobSet failed after an eviction: %s", c.cond(js, "Failed", "message"))
 	}
@@ -353,11 +417,11 @@ func testHostMaintenance(c *nsClient) {
 	// RestartJobSet with maxRestarts 0 fails the JobSet.
 	c.exec(c.podOf(leader, "0"), "touch", "/tmp/fail")
 	c.waitJobSetCondition(js, "Failed")
-	if got := c.cond(js, "Failed", "reason"); got != "ReachedMaxRestarts" {
-		t.Errorf("Failed reason = %q, want ReachedMaxRestarts", got)
+	if got, want := c.cond(js, "Failed", "reason")+"|"+c.cond(js, "Failed", "message"), "ReachedMaxRestarts|jobset failed due to reaching max number of restarts (first failed job: "+leader+")"; got != want {
+		t.Errorf("Failed = %q, want %q", got, want)
 	}
-	if got := c.get("jobset/"+js, "{.status.restarts}"); got != "1" {
-		t.Errorf("restarts = %q, want 1", got)
+	if got := c.get("jobset/"+js, "{.status.restarts}|{.status.restartsCountTowardsMax}"); got != "1|" && got != "1|0" {
+		t.Errorf("restarts|restartsCountTowardsMax = %q, want 1|0", got)
 	}
 }
 
