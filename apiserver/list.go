@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/storage"
@@ -63,6 +64,9 @@ func (s *Server) listObjects(ctx context.Context, res *registry.Resource, namesp
 		n, err := strconv.ParseInt(rv, 10, 64)
 		if err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %s", rv))
+		}
+		if err := s.waitForRevision(ctx, n); err != nil {
+			return nil, err
 		}
 		if rvMatch == string(metav1.ResourceVersionMatchExact) {
 			opts.Revision = n
@@ -170,4 +174,25 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, info request
 		la.SetRemainingItemCount(lm.RemainingItemCount)
 		writeJSON(w, http.StatusOK, list)
 	}
+}
+
+// revisionWait is how long a request naming a future resourceVersion waits
+// for the store to catch up, as kube-apiserver's watch cache does.
+const revisionWait = 3 * time.Second
+
+// waitForRevision waits until the store has reached rev, or answers 504
+// "Too large resource version".
+func (s *Server) waitForRevision(ctx context.Context, rev int64) error {
+	deadline := s.clock.Now().Add(revisionWait)
+	for s.store.CurrentRevision() < rev {
+		if !s.clock.Now().Before(deadline) {
+			return apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", rev, s.store.CurrentRevision()), 1)
+		}
+		select {
+		case <-ctx.Done():
+			return apierrors.NewTimeoutError("request canceled while waiting for resource version", 1)
+		case <-s.clock.After(10 * time.Millisecond):
+		}
+	}
+	return nil
 }

@@ -76,6 +76,9 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, info reques
 	} else if wt.lastRev, err = strconv.ParseInt(rv, 10, 64); err != nil {
 		s.writeError(w, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %s", rv)))
 		return
+	} else if err := s.waitForRevision(ctx, wt.lastRev); err != nil {
+		s.writeError(w, err)
+		return
 	}
 	ch, err := s.store.Watch(ctx, keyPrefix(info.Res, info.Namespace), wt.lastRev)
 	if errors.Is(err, storage.ErrFuture) {

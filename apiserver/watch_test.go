@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 func nextEvent(t *testing.T, w watch.Interface) watch.Event {
@@ -258,5 +260,27 @@ func TestInformerSeesEveryChangeInOrder(t *testing.T) {
 	defer mu.Unlock()
 	if fmt.Sprint(seen) != fmt.Sprint(want) {
 		t.Fatalf("informer saw %v, want %v", seen, want)
+	}
+}
+
+func TestFutureResourceVersionTimesOut(t *testing.T) {
+	fake := clocktesting.NewFakeClock(time.Now())
+	e := newTestEnvWith(t, func(c *Config) { c.Clock = fake })
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.client.CoreV1().ConfigMaps("default").List(e.ctx, metav1.ListOptions{ResourceVersion: "100000", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
+		done <- err
+	}()
+	for {
+		select {
+		case err := <-done:
+			if !apierrors.IsTimeout(err) || !strings.Contains(err.Error(), "Too large resource version: 100000") {
+				t.Fatalf("future RV: %v", err)
+			}
+			return
+		default:
+			fake.Step(time.Second)
+			time.Sleep(time.Millisecond)
+		}
 	}
 }
