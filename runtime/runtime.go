@@ -109,3 +109,17 @@ func (e *ExitError) ExitStatus() int { return e.Code }
 
 // ErrNotFound is returned for an unknown pod or container.
 var ErrNotFound = fmt.Errorf("not found")
+
+// NotFoundError is an ErrNotFound whose message is exactly the one the
+// kubelet gives (no ": not found" suffix), so it can reach users as is.
+type NotFoundError struct{ Message string }
+
+func (e *NotFoundError) Error() string { return e.Message }
+
+// Is makes errors.Is(err, ErrNotFound) hold.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// NotFoundf returns a *NotFoundError with the formatted message.
+func NotFoundf(format string, args ...any) error {
+	return &NotFoundError{Message: fmt.Sprintf(format, args...)}
+}

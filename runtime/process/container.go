@@ -376,7 +376,7 @@ func (p *pod) logs(ctx context.Context, name string, opts runtime.LogOptions, w 
 	c, ok := p.find(name)
 	if !ok {
 		p.mu.Unlock()
-		return fmt.Errorf("container %s is not valid for pod %s: %w", name, p.api.Name, runtime.ErrNotFound)
+		return runtime.NotFoundf("container %s is not valid for pod %s", name, p.api.Name)
 	}
 	n := c.lastAttempt
 	reason := ""
@@ -386,7 +386,7 @@ func (p *pod) logs(ctx context.Context, name string, opts runtime.LogOptions, w 
 	p.mu.Unlock()
 	if opts.Previous {
 		if n < 1 {
-			return fmt.Errorf("previous terminated container %q in pod %q not found: %w", name, p.api.Name, runtime.ErrNotFound)
+			return runtime.NotFoundf("previous terminated container %q in pod %q not found", name, p.api.Name)
 		}
 		n--
 		opts.Follow = false
