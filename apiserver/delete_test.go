@@ -212,3 +212,20 @@ func TestPodWithFinalizerForceDeleted(t *testing.T) {
 		t.Fatalf("pod left after finalizer removal: %v", err)
 	}
 }
+
+func TestNamespaceFinalize(t *testing.T) {
+	e := newTestEnv(t)
+	nss := e.client.CoreV1().Namespaces()
+	if _, err := nss.Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "t2"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := nss.Get(e.ctx, "t2", metav1.GetOptions{})
+	if err != nil || len(ns.Spec.Finalizers) != 1 || ns.Labels["kubernetes.io/metadata.name"] != "t2" {
+		t.Fatalf("new namespace: %+v %v", ns, err)
+	}
+	ns.Spec.Finalizers = nil
+	out, err := nss.Finalize(e.ctx, ns, metav1.UpdateOptions{})
+	if err != nil || len(out.Spec.Finalizers) != 0 {
+		t.Fatalf("finalize: %v %v", out, err)
+	}
+}

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
@@ -105,6 +106,13 @@ func (s *Server) syncTerminatingNamespaces(ctx context.Context) {
 		if ns.DeletionTimestamp == nil {
 			continue
 		}
+		if len(ns.Spec.Finalizers) == 0 {
+			// Finalized (through the finalize subresource): remove it.
+			if err := s.removeNamespace(ctx, ns.Name); err != nil {
+				s.log.Warn("remove finalized namespace", "namespace", ns.Name, "err", err)
+			}
+			continue
+		}
 		if err := s.finishNamespace(ctx, ns.Name); err != nil {
 			s.log.Warn("finish namespace deletion", "namespace", ns.Name, "err", err)
 		}
@@ -175,4 +183,26 @@ func (s *Server) removeNamespace(ctx context.Context, name string) error {
 		return fmt.Errorf("update namespace %s: %w", name, err)
 	}
 	return nil
+}
+
+// handleFinalize serves PUT namespaces/{name}/finalize: only
+// spec.finalizers changes.
+func (s *Server) handleFinalize(w http.ResponseWriter, r *http.Request, info requestInfo) {
+	body := &corev1.Namespace{}
+	if err := s.decodeBody(w, r, corev1.SchemeGroupVersion.WithKind("Namespace"), body); err != nil {
+		s.writeError(w, err)
+		return
+	}
+	out, err := s.updateObject(r.Context(), info.Res, "", info.Name, modeRaw, isDryRun(r), func(cur runtime.Object) (runtime.Object, error) {
+		ns := cur.(*corev1.Namespace)
+		ns.Spec.Finalizers = body.Spec.Finalizers
+		ns.ResourceVersion = body.ResourceVersion
+		return ns, nil
+	})
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	s.wakeNamespaces()
+	s.writeObject(w, r, info.Res, http.StatusOK, out)
 }

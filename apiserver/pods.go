@@ -27,6 +27,10 @@ func (s *Server) handleBinding(w http.ResponseWriter, r *http.Request, info requ
 	}
 	_, err := s.updateObject(r.Context(), info.Res, info.Namespace, info.Name, modeRaw, isDryRun(r), func(cur runtime.Object) (runtime.Object, error) {
 		pod := cur.(*corev1.Pod)
+		if b.UID != "" && b.UID != pod.UID {
+			return nil, apierrors.NewConflict(info.Res.GroupResource(), pod.Name,
+				fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", b.UID, pod.UID))
+		}
 		if pod.DeletionTimestamp != nil {
 			return nil, apierrors.NewConflict(info.Res.GroupResource(), pod.Name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", pod.Name))
 		}
@@ -34,6 +38,12 @@ func (s *Server) handleBinding(w http.ResponseWriter, r *http.Request, info requ
 			return nil, apierrors.NewConflict(info.Res.GroupResource(), pod.Name, fmt.Errorf("pod %v is already assigned to node %q", pod.Name, pod.Spec.NodeName))
 		}
 		pod.Spec.NodeName = b.Target.Name
+		for k, v := range b.Annotations {
+			if pod.Annotations == nil {
+				pod.Annotations = map[string]string{}
+			}
+			pod.Annotations[k] = v
+		}
 		setPodCondition(pod, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(s.clock.Now())})
 		pod.ResourceVersion = ""
 		return pod, nil

@@ -56,7 +56,9 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info r
 		return
 	}
 	switch {
-	case info.Subresource == "status" || (info.Subresource == "finalize" && r.Method == http.MethodPut):
+	case info.Subresource == "finalize" && r.Method == http.MethodPut:
+		s.handleFinalize(w, r, info)
+	case info.Subresource == "status":
 		switch info.Verb {
 		case "get":
 			s.handleGet(w, r, info)
