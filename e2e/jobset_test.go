@@ -534,7 +534,11 @@ spec:
             containers:
             - name: leader
               image: bash:latest
-              command: ["sh", "-c", "sleep 2"]
+              command: ["sh", "-c", "while [ ! -f /tmp/done ]; do sleep 0.2; done"]
+              readinessProbe:
+                exec:
+                  command: ["test", "-f", "/tmp/ready"]
+                periodSeconds: 1
   - name: workers
     replicas: 2
     template:
@@ -547,22 +551,35 @@ spec:
               command: ["sh", "-c", "exit 0"]
 `
 
+// testInOrder: the workers Jobs are created only once the leader's pod is
+// ready (its readiness probe passes once /tmp/ready exists).
 func testInOrder(c *nsClient) {
 	t := c.t
 	c.apply(inOrderJobSet)
-	c.waitJobSetCondition("inorder", "Completed")
-	if got := c.cond("inorder", "StartupPolicyCompleted", "status") + "/" + c.cond("inorder", "StartupPolicyCompleted", "reason") + "/" + c.cond("inorder", "StartupPolicyCompleted", "message"); got != "True/InOrderStartupPolicyCompleted/in order startup policy has completed" {
-		t.Errorf("StartupPolicyCompleted = %q", got)
-	}
-	if got := c.cond("inorder", "StartupPolicyInProgress", "status") + "/" + c.cond("inorder", "StartupPolicyInProgress", "reason"); got != "False/InOrderStartupPolicyInProgress" {
+	leader := c.podOf("inorder-leader-0", "0")
+	eventually(t, jobSetTimeout, "StartupPolicyInProgress", func() bool {
+		return c.cond("inorder", "StartupPolicyInProgress", "status") == "True"
+	})
+	if got := c.cond("inorder", "StartupPolicyInProgress", "reason") + "/" + c.cond("inorder", "StartupPolicyInProgress", "message"); got != "InOrderStartupPolicyInProgress/in order startup policy is in progress" {
 		t.Errorf("StartupPolicyInProgress = %q", got)
 	}
-	// The workers Jobs were created only once the leader's pod was ready.
-	ready := c.get("job/inorder-leader-0", "{.metadata.creationTimestamp}")
-	for _, w := range []string{"inorder-workers-0", "inorder-workers-1"} {
-		if got := c.get("job/"+w, "{.metadata.creationTimestamp}"); got < ready {
-			t.Errorf("%s created at %s, before the leader (%s)", w, got, ready)
-		}
+	if jobs := c.get("jobs", "{.items[*].metadata.name}"); jobs != "inorder-leader-0" {
+		t.Errorf("Jobs while the leader is not ready = %q, want only inorder-leader-0", jobs)
+	}
+	c.exec(leader, "touch", "/tmp/ready")
+	eventually(t, jobSetTimeout, "StartupPolicyCompleted", func() bool {
+		return c.cond("inorder", "StartupPolicyCompleted", "status") == "True"
+	})
+	if got := c.cond("inorder", "StartupPolicyCompleted", "reason") + "/" + c.cond("inorder", "StartupPolicyCompleted", "message"); got != "InOrderStartupPolicyCompleted/in order startup policy has completed" {
+		t.Errorf("StartupPolicyCompleted = %q", got)
+	}
+	if got := c.cond("inorder", "StartupPolicyInProgress", "status"); got != "False" {
+		t.Errorf("StartupPolicyInProgress = %q after completion, want False", got)
+	}
+	c.exec(leader, "touch", "/tmp/done")
+	c.waitJobSetCondition("inorder", "Completed")
+	if got := c.cond("inorder", "Completed", "reason"); got != "AllJobsCompleted" {
+		t.Errorf("Completed reason = %q", got)
 	}
 }
 
