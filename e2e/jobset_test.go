@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -680,11 +681,16 @@ func TestRunJobSetCompletes(t *testing.T) {
 }
 
 func TestRunJobSetFailsExitsOne(t *testing.T) {
-	_, stderr, code := runBatchlet(t, noPolicyJobSet, "--quiet", "-")
+	path := filepath.Join(t.TempDir(), "jobset-failjobset-action-example.yaml")
+	if err := os.WriteFile(path, []byte(fastLeader(t, "jobset-failjobset-action-example.yaml", "1")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runBatchlet(t, "", "--quiet", path)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\nstderr:\n%s", code, stderr)
 	}
-	if !strings.Contains(stderr, "jobset/nopolicy Failed (FailedJobs)") {
-		t.Errorf("summary lacks the Failed line:\n%s", stderr)
+	want := "jobset/failjobset-action-example Failed (FailJobSetFailurePolicyAction): applying FailJobSet failure policy action (first failed job: failjobset-action-example-leader-0)"
+	if !strings.Contains(stderr, want) {
+		t.Errorf("summary lacks %q:\n%s", want, stderr)
 	}
 }
