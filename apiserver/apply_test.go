@@ -3,7 +3,6 @@ package apiserver
 import (
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -37,7 +36,6 @@ func TestServerSideApply(t *testing.T) {
 	if _, err := cms.Patch(e.ctx, "a", types.ApplyPatchType, []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}`), metav1.PatchOptions{}); !apierrors.IsBadRequest(err) {
 		t.Fatalf("apply without field manager: %v", err)
 	}
-	var _ corev1.ConfigMap
 }
 
 func TestServerSideApplyJobSet(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/storage"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -248,15 +248,25 @@ func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, 
 		s.writeError(w, err)
 		return
 	}
+	deleted := make([]runtime.Object, 0, len(lr.items))
 	for _, obj := range lr.items {
 		m := accessor(obj)
-		if _, _, err := s.deleteObject(r.Context(), res, m.GetNamespace(), m.GetName(), opts); err != nil && !apierrors.IsNotFound(err) {
+		out, _, err := s.deleteObject(r.Context(), res, m.GetNamespace(), m.GetName(), opts)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
 			s.writeError(w, err)
 			return
 		}
+		deleted = append(deleted, out)
 	}
+	// Like kube-apiserver, answer with the list of what was deleted.
 	list := res.NewList()
 	list.GetObjectKind().SetGroupVersionKind(res.GroupVersion().WithKind(res.Kind + "List"))
-	writeJSON(w, http.StatusOK, successStatus(0, nil))
-	_ = corev1.NamespaceActive
+	if err := meta.SetList(list, deleted); err != nil {
+		s.writeError(w, apierrors.NewInternalError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, list)
 }

@@ -1,8 +1,6 @@
 package apiserver
 
 import (
-	"context"
-	"net/http"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -127,8 +125,6 @@ func TestJobSetPatchAndCRUD(t *testing.T) {
 	if _, err := js.Get(e.ctx, "js1", metav1.GetOptions{}); !apierrors.IsNotFound(err) || err.Error() != `jobsets.jobset.x-k8s.io "js1" not found` {
 		t.Fatalf("get deleted jobset: %v", err)
 	}
-	_ = context.Background
-	_ = http.MethodGet
 }
 
 func TestJobSetSchemaDefaults(t *testing.T) {

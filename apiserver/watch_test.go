@@ -65,7 +65,7 @@ func TestWatchResumesFromOlderRV(t *testing.T) {
 func TestWatchTooOldResourceVersionIsGone(t *testing.T) {
 	e := newTestEnv(t)
 	cms := e.client.CoreV1().ConfigMaps("default")
-	a, err := cms.Create(e.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, metav1.CreateOptions{})
+	_, err := cms.Create(e.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,6 @@ func TestWatchTooOldResourceVersionIsGone(t *testing.T) {
 	if st.Error() != want {
 		t.Fatalf("message = %q, want %q", st.Error(), want)
 	}
-	_ = a
 }
 
 func TestWatchSelectorTransitions(t *testing.T) {
