@@ -1,0 +1,308 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// procInfo identifies a live process: PID plus start time (PIDs are reused).
+type procInfo struct {
+	pid   int
+	start string
+	cmd   string
+}
+
+// procStat returns the start time and state of a process ("" when gone).
+func procStat(pid int) (start, state string) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", ""
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(f) < 20 {
+		return "", ""
+	}
+	return f[19], f[0] // starttime is field 22, state field 3
+}
+
+// descendants lists every live process below pid.
+func descendants(pid int) []procInfo {
+	var out []procInfo
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, t := range tasks {
+		b, _ := os.ReadFile(t)
+		for _, c := range strings.Fields(string(b)) {
+			child, err := strconv.Atoi(c)
+			if err != nil {
+				continue
+			}
+			start, state := procStat(child)
+			if start == "" || state == "Z" {
+				continue
+			}
+			cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", child))
+			out = append(out, procInfo{pid: child, start: start, cmd: strings.ReplaceAll(string(cmd), "\x00", " ")})
+			out = append(out, descendants(child)...)
+		}
+	}
+	return out
+}
+
+// survivors returns the processes of procs that still run.
+func survivors(procs []procInfo) []procInfo {
+	var alive []procInfo
+	for _, p := range procs {
+		if start, state := procStat(p.pid); start == p.start && state != "Z" {
+			alive = append(alive, p)
+		}
+	}
+	return alive
+}
+
+// crashAndRestart kill -9s the server, checks that its pod processes die
+// with it, and starts it again on the same data dir.
+func (s *server) crashAndRestart(t *testing.T) {
+	t.Helper()
+	procs := descendants(s.cmd.Process.Pid)
+	t.Logf("kill -9 with %d pod processes", len(procs))
+	s.kill9()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(survivors(procs)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if left := survivors(procs); len(left) > 0 {
+		for _, p := range left {
+			t.Errorf("process %d (%s) outlived the kill -9 of the server", p.pid, p.cmd)
+		}
+	}
+	s.start()
+}
+
+func (s *server) intField(resource, path string) int {
+	n, _ := strconv.Atoi(s.jsonpath(resource, path))
+	return n
+}
+
+const crashJobYAML = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: crash
+spec:
+  completionMode: %s
+  completions: 200
+  parallelism: 20
+  backoffLimit: 6
+  template:
+    spec:
+      containers:
+      - name: main
+        image: busybox
+        command: ["sh", "-c", "sleep 0.$(($$ %% 5))"]
+      restartPolicy: Never
+`
+
+// runThroughCrashes runs a 200-pod Job while the server is killed with
+// SIGKILL three times; every pod must be counted exactly once.
+func runThroughCrashes(t *testing.T, mode string) *server {
+	s := startServer(t)
+	// A long pod shows whether pod processes die with the agent.
+	s.kubectl("run", "sleeper", "--image=busybox", "--restart=Never", "--", "sleep", "300")
+	s.applyYAML(fmt.Sprintf(crashJobYAML, mode))
+	for _, at := range []int{30, 90, 150} {
+		eventually(t, 120*time.Second, fmt.Sprintf("succeeded ≥ %d", at), func() bool {
+			return s.intField("job/crash", "{.status.succeeded}") >= at
+		})
+		s.crashAndRestart(t)
+	}
+	s.waitCondition("job/crash", "complete", 180*time.Second)
+	s.expectJSONPath(t, "job/crash", "{.status.succeeded}|{.status.active}|{.status.terminating}|{.status.uncountedTerminatedPods}", "200||0|{}")
+	if got := s.conditionTypes("job/crash"); got != "SuccessCriteriaMet=True/CompletionsReached;Complete=True/CompletionsReached;" {
+		t.Errorf("conditions = %q", got)
+	}
+	succeededPods := 0
+	for _, p := range s.podsOf("crash") {
+		if strings.HasSuffix(p, ":Succeeded") {
+			succeededPods++
+		}
+	}
+	if succeededPods < 200 {
+		t.Errorf("%d Succeeded pods for succeeded 200", succeededPods)
+	}
+	if f := s.jsonpath("pods", `{.items[?(@.metadata.finalizers)].metadata.name}`); f != "" {
+		t.Errorf("pods still holding finalizers: %s", f)
+	}
+	return s
+}
+
+// TestCrashLosesNoCompletion is issue 4: kill -9 during a Job never loses or
+// double-counts a completion.
+func TestCrashLosesNoCompletion(t *testing.T) {
+	s := runThroughCrashes(t, "NonIndexed")
+	t.Logf("failed = %q", s.jsonpath("job/crash", "{.status.failed}"))
+}
+
+// TestCrashLosesNoCompletionIndexed is the Indexed variant: every index is
+// completed exactly once.
+func TestCrashLosesNoCompletionIndexed(t *testing.T) {
+	s := runThroughCrashes(t, "Indexed")
+	s.expectJSONPath(t, "job/crash", "{.status.completedIndexes}|{.status.failedIndexes}", "0-199|")
+}
+
+// configMapsYAML is n ConfigMaps cm-000 … in one multi-document manifest.
+func configMapsYAML(n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%03d\ndata:\n  i: \"%d\"\n", i, i)
+	}
+	return b.String()
+}
+
+// configMapRVs maps the name of every ConfigMap of default to its resourceVersion.
+func (s *server) configMapRVs(t *testing.T) map[string]string {
+	t.Helper()
+	out := s.kubectl("get", "configmaps", "-o", `jsonpath={range .items[*]}{.metadata.name}={.metadata.resourceVersion}{"\n"}{end}`)
+	rvs := map[string]string{}
+	for _, l := range strings.Fields(out) {
+		name, rv, _ := strings.Cut(l, "=")
+		if strings.HasPrefix(name, "cm-") {
+			rvs[name] = rv
+		}
+	}
+	return rvs
+}
+
+func (s *server) clientset(t *testing.T) kubernetes.Interface {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", s.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kubernetes.NewForConfigOrDie(cfg)
+}
+
+func rvInt(t *testing.T, rv string) uint64 {
+	t.Helper()
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		t.Fatalf("resourceVersion %q is not a number: %v", rv, err)
+	}
+	return n
+}
+
+// TestDurabilityAcrossKill9 is issue 2: every acknowledged write survives a
+// kill -9 with its resourceVersion, resourceVersions keep growing, and a
+// watch from a revision before the crash replays what followed it.
+func TestDurabilityAcrossKill9(t *testing.T) {
+	s := startServer(t, "--no-agent")
+	if out, err := s.kubectlStdin(configMapsYAML(300), "apply", "-f", "-"); err != nil {
+		t.Fatalf("apply 300 configmaps: %v\n%s", err, out)
+	}
+	from := s.jsonpath("configmap/cm-149", "{.metadata.resourceVersion}")
+	for i := 290; i < 300; i++ {
+		s.kubectl("label", "configmap", fmt.Sprintf("cm-%03d", i), "touched=yes")
+	}
+	for i := 280; i < 290; i++ {
+		s.kubectl("delete", "configmap", fmt.Sprintf("cm-%03d", i))
+	}
+	before := s.configMapRVs(t)
+	if len(before) != 290 {
+		t.Fatalf("%d configmaps before the crash, want 290", len(before))
+	}
+
+	s.kill9()
+	s.start()
+
+	after := s.configMapRVs(t)
+	if len(after) != len(before) {
+		t.Errorf("%d configmaps after the crash, want %d", len(after), len(before))
+	}
+	var maxRV uint64
+	for name, rv := range before {
+		if after[name] != rv {
+			t.Errorf("%s: resourceVersion %q after the crash, want %q", name, after[name], rv)
+		}
+		maxRV = max(maxRV, rvInt(t, rv))
+	}
+	if got := s.jsonpath("configmap/cm-295", "{.metadata.labels.touched}|{.data.i}"); got != "yes|295" {
+		t.Errorf("cm-295 after the crash: %q", got)
+	}
+
+	s.kubectl("create", "configmap", "after-crash", "--from-literal=k=v")
+	newRV := s.jsonpath("configmap/after-crash", "{.metadata.resourceVersion}")
+	if rvInt(t, newRV) <= maxRV {
+		t.Errorf("first write after the crash got resourceVersion %s, not above %d", newRV, maxRV)
+	}
+
+	checkReplay(t, s, from, newRV)
+}
+
+// checkReplay watches ConfigMaps from rv (cm-149's creation) and expects
+// every later change in order: ADDED cm-150…cm-299, MODIFIED cm-290…299,
+// DELETED cm-280…289, then ADDED after-crash at lastRV.
+func checkReplay(t *testing.T, s *server, rv, lastRV string) {
+	t.Helper()
+	var want []string
+	for i := 150; i < 300; i++ {
+		want = append(want, fmt.Sprintf("ADDED cm-%03d", i))
+	}
+	for i := 290; i < 300; i++ {
+		want = append(want, fmt.Sprintf("MODIFIED cm-%03d", i))
+	}
+	for i := 280; i < 290; i++ {
+		want = append(want, fmt.Sprintf("DELETED cm-%03d", i))
+	}
+	want = append(want, "ADDED after-crash")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w, err := s.clientset(t).CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
+	if err != nil {
+		t.Fatalf("watch from %s: %v", rv, err)
+	}
+	defer w.Stop()
+	var got []string
+	last := rvInt(t, rv)
+	for len(got) < len(want) {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatalf("watch from %s closed after %d events: %q", rv, len(got), got)
+			}
+			if ev.Type == watch.Error {
+				t.Fatalf("watch from %s: error event %v", rv, apierrors.FromObject(ev.Object))
+			}
+			cm := ev.Object.(*corev1.ConfigMap)
+			if n := rvInt(t, cm.ResourceVersion); n <= last {
+				t.Errorf("event %s %s at resourceVersion %d after %d", ev.Type, cm.Name, n, last)
+			} else {
+				last = n
+			}
+			got = append(got, string(ev.Type)+" "+cm.Name)
+		case <-ctx.Done():
+			t.Fatalf("watch from %s: %d of %d events after 30s: last %q", rv, len(got), len(want), got[max(0, len(got)-3):])
+		}
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("replayed event %d = %q, want %q", i, got[i], want[i])
+			break
+		}
+	}
+	if fmt.Sprint(last) != lastRV {
+		t.Errorf("last replayed resourceVersion %d, want %s", last, lastRV)
+	}
+}
