@@ -41,6 +41,10 @@ func (s *Server) groupVersions() []string {
 func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	if (path == "/api" || path == "/apis") && wantsAggregated(r) {
+		s.serveAggregated(w, path == "/api")
+		return true
+	}
 	switch {
 	case path == "/api":
 		writeJSON(w, http.StatusOK, &metav1.APIVersions{

@@ -349,3 +349,24 @@ func TestFieldValidation(t *testing.T) {
 		t.Fatalf("warn: %d %q", r.StatusCode, r.Header.Get("Warning"))
 	}
 }
+
+func TestAggregatedDiscovery(t *testing.T) {
+	e := newTestEnv(t)
+	req, _ := http.NewRequestWithContext(e.ctx, "GET", e.http.URL+"/apis", nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != aggregatedContentType {
+		t.Fatalf("content type %q", ct)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{`"name":"batch"`, `"resource":"jobs"`, `"name":"jobset.x-k8s.io"`, `"subresource":"status"`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("aggregated /apis lacks %s", want)
+		}
+	}
+}
