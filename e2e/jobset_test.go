@@ -168,6 +168,8 @@ func TestJobSetSeedExamples(t *testing.T) {
 	t.Run("RecreateJob", func(t *testing.T) { t.Parallel(); testRecreateJob(s.inNamespace(t, "recreatejob")) })
 	t.Run("RecreateJobCountsTowardMax", func(t *testing.T) { t.Parallel(); testRecreateJobMax(s.inNamespace(t, "recreatemax")) })
 	t.Run("HostMaintenance", func(t *testing.T) { t.Parallel(); testHostMaintenance(s.inNamespace(t, "maintenance")) })
+	t.Run("SuspendResumeTTL", func(t *testing.T) { t.Parallel(); testSuspendResume(s.inNamespace(t, "suspend")) })
+	t.Run("Validation", func(t *testing.T) { t.Parallel(); testValidation(s.inNamespace(t, "validation")) })
 	t.Run("NoFailurePolicy", func(t *testing.T) { t.Parallel(); testNoFailurePolicy(s.inNamespace(t, "nopolicy")) })
 	t.Run("SuccessPolicyAny", func(t *testing.T) { t.Parallel(); testSuccessPolicyAny(s.inNamespace(t, "successany")) })
 	t.Run("StartupPolicyInOrder", func(t *testing.T) { t.Parallel(); testInOrder(s.inNamespace(t, "inorder")) })
@@ -692,5 +694,87 @@ func TestRunJobSetFailsExitsOne(t *testing.T) {
 	want := "jobset/failjobset-action-example Failed (FailJobSetFailurePolicyAction): applying FailJobSet failure policy action (first failed job: failjobset-action-example-leader-0)"
 	if !strings.Contains(stderr, want) {
 		t.Errorf("summary lacks %q:\n%s", want, stderr)
+	}
+}
+
+const suspendedJobSet = `apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: susp
+spec:
+  suspend: true
+  ttlSecondsAfterFinished: 0
+  replicatedJobs:
+  - name: a
+    replicas: 2
+    template:
+      spec:
+        template:
+          spec:
+            containers:
+            - name: c
+              image: bash:latest
+              command: ["sh", "-c", "exit 0"]
+`
+
+// testSuspendResume: a suspended JobSet has suspended child Jobs and no
+// pods; once resumed it completes, and ttlSecondsAfterFinished 0 deletes it.
+func testSuspendResume(c *nsClient) {
+	t := c.t
+	c.apply(suspendedJobSet)
+	c.waitJobSetCondition("susp", "Suspended")
+	if got := c.cond("susp", "Suspended", "reason") + "/" + c.cond("susp", "Suspended", "message"); got != "SuspendedJobs/jobset is suspended" {
+		t.Errorf("Suspended = %q", got)
+	}
+	eventually(t, jobSetTimeout, "2 suspended child Jobs", func() bool {
+		return c.get("jobset/susp", "{.status.replicatedJobsStatus[0].suspended}") == "2"
+	})
+	if got := c.get("jobs", "{.items[*].spec.suspend}"); got != "true true" {
+		t.Errorf("child Jobs suspend = %q, want true true", got)
+	}
+	if pods := c.get("pods", "{.items[*].metadata.name}"); pods != "" {
+		t.Errorf("a suspended JobSet has pods %q", pods)
+	}
+	c.k("patch", "jobset/susp", "--type=merge", "-p", `{"spec":{"suspend":false}}`)
+	eventually(t, jobSetTimeout, "JobSet completed and deleted by its TTL", func() bool {
+		_, err := c.kubectlErr("-n", c.ns, "get", "jobset", "susp")
+		return err != nil
+	})
+	if ev := c.events("susp"); count(ev, "SuspendedJobs") != 1 || count(ev, "ResumeJobs") != 1 || count(ev, "AllJobsCompleted") != 1 {
+		t.Errorf("events of susp = %v, want SuspendedJobs, ResumeJobs, AllJobsCompleted", ev)
+	}
+}
+
+// testValidation checks the JobSet admission messages upstream's webhook
+// gives.
+func testValidation(c *nsClient) {
+	t := c.t
+	rjob := func(name, extra string) string {
+		return "  - name: " + name + "\n    replicas: 1\n" + extra + `    template:
+      spec:
+        template:
+          spec:
+            containers:
+            - name: c
+              image: bash:latest
+              command: ["true"]
+`
+	}
+	head := "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata:\n  name: bad\nspec:\n"
+	cases := []struct{ spec, want string }{
+		{"  failurePolicy:\n    rules:\n    - action: FailJobSet\n      targetReplicatedJobs: [zzz]\n  replicatedJobs:\n" + rjob("a", ""),
+			"invalid replicatedJob name 'zzz' in failure policy does not appear in .spec.ReplicatedJobs"},
+		{"  failurePolicy:\n    rules:\n    - action: FailJobSet\n      onJobFailureReasons: [Nope]\n  replicatedJobs:\n" + rjob("a", ""),
+			"invalid job failure reason 'Nope' in failure policy is not a recognized job failure reason"},
+		{"  replicatedJobs:\n" + rjob("a", "    dependsOn:\n    - name: b\n      status: Ready\n") + rjob("b", ""),
+			"DependsOn can't be set for the first ReplicatedJob"},
+		{"  failurePolicy:\n    rules:\n    - action: Bogus\n  replicatedJobs:\n" + rjob("a", ""),
+			`Unsupported value: "Bogus": supported values: "FailJobSet", "RestartJobSet", "RestartJobSetAndIgnoreMaxRestarts", "RestartJob", "RestartJobAndIgnoreMaxRestarts"`},
+	}
+	for _, tc := range cases {
+		out, err := c.kubectlStdin(head+tc.spec, "-n", c.ns, "apply", "-f", "-")
+		if err == nil || !strings.Contains(out, tc.want) {
+			t.Errorf("apply = %v, %q; want an error containing %q", err, out, tc.want)
+		}
 	}
 }
