@@ -23,6 +23,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 		s.serveSubresource(w, r, info)
 		return
 	}
+	if info.Name == "" && (info.Verb == "update" || info.Verb == "patch") {
+		s.writeError(w, errMethodNotSupported(info.Resource, info.Verb))
+		return
+	}
 	switch info.Verb {
 	case "get":
 		s.handleGet(w, r, info)
