@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/batchlet/batchlet/storage"
 	"github.com/batchlet/batchlet/storage/memory"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -15,9 +16,13 @@ import (
 
 const testToken = "test-token"
 
+// newTestBackend makes the store of a test server; TestOverBolt switches
+// it to the durable backend.
+var newTestBackend = func(t *testing.T) storage.Backend { return memory.New(10000) }
+
 type testEnv struct {
 	srv    *Server
-	store  *memory.Backend
+	store  storage.Backend
 	http   *httptest.Server
 	cfg    *rest.Config
 	client kubernetes.Interface
@@ -32,7 +37,7 @@ func newTestEnv(t *testing.T) *testEnv {
 // newTestEnvWith lets a test adjust the Config before the server starts.
 func newTestEnvWith(t *testing.T, adjust func(*Config)) *testEnv {
 	t.Helper()
-	store := memory.New(10000)
+	store := newTestBackend(t)
 	cfg := Config{Storage: store, Authenticator: TokenMap{testToken: "admin"}}
 	if adjust != nil {
 		adjust(&cfg)
