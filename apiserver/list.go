@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // continueToken is the opaque pagination state.
@@ -162,6 +163,13 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, info request
 		}
 		writeJSON(w, http.StatusOK, pl)
 	default:
+		if info.Res.GVR.Group != "jobset.x-k8s.io" {
+			// Built-in lists carry no apiVersion/kind on their items
+			// (custom resources do, being unstructured upstream).
+			for _, obj := range lr.items {
+				obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+			}
+		}
 		list := info.Res.NewList()
 		list.GetObjectKind().SetGroupVersionKind(info.Res.GroupVersion().WithKind(info.Res.Kind + "List"))
 		if err := meta.SetList(list, lr.items); err != nil {
