@@ -444,6 +444,11 @@ spec:
 	if !strings.Contains(out, fqdn) {
 		t.Errorf("getent hosts %s = %q", fqdn, out)
 	}
+	// JobSet workloads use the short form <hostname>.<subdomain>, which the
+	// DNS search path would expand.
+	if out, err := s.kubectlErr("exec", "dns-b", "--", "getent", "hosts", "host-a.workers"); err != nil || !strings.HasPrefix(out, ipA+" ") {
+		t.Errorf("getent hosts host-a.workers = %q, %v; want %s", out, err, ipA)
+	}
 }
 
 func testNoCommand(t *testing.T, s *server) {

@@ -167,6 +167,7 @@ func hostsFile(pod *corev1.Pod, hostname string, extra []runtime.HostEntry) []by
 		}
 		fmt.Fprintf(&b, "%s\t%s\n", e.IP, strings.Join(e.Names, "\t"))
 	}
+	writeSearchForms(&b, pod, hostname, extra)
 	if len(pod.Spec.HostAliases) > 0 {
 		b.WriteString("\n# Entries added by HostAliases.\n")
 		for _, a := range pod.Spec.HostAliases {
@@ -174,6 +175,50 @@ func hostsFile(pod *corev1.Pod, hostname string, extra []runtime.HostEntry) []by
 		}
 	}
 	return []byte(b.String())
+}
+
+// writeSearchForms adds the short names of the subdomain entries
+// (<host>.<subdomain>, .<ns>, .<ns>.svc) that a pod's DNS search path would
+// expand: /etc/hosts look-ups do not apply the search path, and batchlet has
+// no cluster DNS, so JobSet-style addresses like "js-w-0-0.js" need lines of
+// their own. They come after the canonical lines so reverse look-ups still
+// give the fully qualified name.
+func writeSearchForms(b *strings.Builder, pod *corev1.Pod, hostname string, extra []runtime.HostEntry) {
+	if pod.Spec.Subdomain == "" {
+		return
+	}
+	type line struct{ ip, fqdn string }
+	var lines []line
+	if ip := pod.Status.PodIP; ip != "" {
+		lines = append(lines, line{ip, fmt.Sprintf("%s.%s.%s.svc.cluster.local", hostname, pod.Spec.Subdomain, pod.Namespace)})
+	}
+	for _, e := range extra {
+		if e.IP != pod.Status.PodIP && len(e.Names) > 0 {
+			lines = append(lines, line{e.IP, e.Names[0]})
+		}
+	}
+	header := false
+	for _, l := range lines {
+		forms := searchForms(l.fqdn, pod.Namespace)
+		if len(forms) == 0 {
+			continue
+		}
+		if !header {
+			b.WriteString("\n# Short forms of the names above, as the DNS search path expands them.\n")
+			header = true
+		}
+		fmt.Fprintf(b, "%s\t%s\n", l.ip, strings.Join(forms, "\t"))
+	}
+}
+
+// searchForms returns h.sd, h.sd.ns and h.sd.ns.svc for the name
+// h.sd.ns.svc.cluster.local; nil for other names.
+func searchForms(fqdn, ns string) []string {
+	base, ok := strings.CutSuffix(fqdn, "."+ns+".svc.cluster.local")
+	if !ok || !strings.Contains(base, ".") {
+		return nil
+	}
+	return []string{base, base + "." + ns, base + "." + ns + ".svc"}
 }
 
 // podHostname is spec.hostname or the pod name, as the kubelet sets it.
