@@ -308,3 +308,116 @@ func checkReplay(t *testing.T, s *server, rv, lastRV string) {
 		t.Errorf("last replayed resourceVersion %d, want %s", last, lastRV)
 	}
 }
+
+const failJobYAML = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: failfast
+spec:
+  completionMode: Indexed
+  completions: 2
+  parallelism: 2
+  podFailurePolicy:
+    rules:
+    - action: FailJob
+      onExitCodes:
+        operator: In
+        values: [42]
+  template:
+    spec:
+      terminationGracePeriodSeconds: 30
+      containers:
+      - name: main
+        image: busybox
+        command: ["sh", "-c", "if [ \"$JOB_COMPLETION_INDEX\" = 0 ]; then until [ -e /tmp/done ]; do sleep 0.2; done; exit 42; fi; trap 'sleep 300' TERM; sleep 300 & wait"]
+      restartPolicy: Never
+`
+
+// TestCrashBetweenFailureTargetAndFailed: the server dies while the Job has
+// FailureTarget and waits for a terminating pod; after the restart the Job
+// still ends Failed with the same reason and message.
+func TestCrashBetweenFailureTargetAndFailed(t *testing.T) {
+	s := startServer(t)
+	s.applyYAML(failJobYAML)
+	var pods []string
+	eventually(t, 60*time.Second, "2 running pods", func() bool {
+		pods = s.runningPods("failfast-")
+		return len(pods) == 2
+	})
+	zero := s.jsonpath("pods", `{.items[?(@.metadata.annotations.batch\.kubernetes\.io/job-completion-index=="0")].metadata.name}`)
+	s.openGate(zero)
+	eventually(t, 30*time.Second, "FailureTarget and a terminating pod", func() bool {
+		return s.conditionTypes("job/failfast") == "FailureTarget=True/PodFailurePolicy;" &&
+			s.jsonpath("job/failfast", "{.status.terminating}") == "1"
+	})
+	msg := s.jsonpath("job/failfast", `{.status.conditions[?(@.type=="FailureTarget")].message}`)
+	if want := "Container main for pod default/" + zero + " failed with exit code 42 matching FailJob rule at index 0"; msg != want {
+		t.Errorf("FailureTarget message = %q, want %q", msg, want)
+	}
+	s.crashAndRestart(t)
+	s.waitCondition("job/failfast", "failed", 60*time.Second)
+	if got := s.conditionTypes("job/failfast"); got != "FailureTarget=True/PodFailurePolicy;Failed=True/PodFailurePolicy;" {
+		t.Errorf("conditions = %q", got)
+	}
+	s.expectJSONPath(t, "job/failfast", `{.status.conditions[?(@.type=="Failed")].message}`, msg)
+	s.expectJSONPath(t, "job/failfast", "{.status.failed}|{.status.succeeded}|{.status.active}|{.status.terminating}|{.status.failedIndexes}", "2|||0|")
+	if f := s.jsonpath("pods", `{.items[?(@.metadata.finalizers)].metadata.name}`); f != "" {
+		t.Errorf("pods still holding finalizers: %s", f)
+	}
+}
+
+// TestCrashDuringOrphanDeletion: the server dies right after a Job is
+// deleted with --cascade=orphan; after the restart the Job is gone and its
+// pods are released.
+func TestCrashDuringOrphanDeletion(t *testing.T) {
+	s := startServer(t)
+	s.applyYAML(oldJobYAML)
+	var pods []string
+	eventually(t, 60*time.Second, "3 running pods of job old", func() bool {
+		pods = s.runningPods("old-")
+		return len(pods) == 3
+	})
+	s.kubectl("delete", "job", "old", "--cascade=orphan", "--wait=false")
+	s.kill9()
+	s.start()
+	eventually(t, 60*time.Second, "job old gone and its pods released", func() bool {
+		if _, err := s.kubectlErr("get", "job", "old"); err == nil {
+			return false
+		}
+		for _, p := range pods {
+			if s.jsonpath("pod/"+p, `{.metadata.name}|{.metadata.finalizers}|{.metadata.ownerReferences}`) != p+"||" {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+const ttlFiveJob = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: ttl
+spec:
+  ttlSecondsAfterFinished: 3
+  template:
+    spec:
+      containers:
+      - name: main
+        image: busybox
+        command: ["true"]
+      restartPolicy: Never
+`
+
+// TestCrashBeforeTTLExpires: a finished Job whose TTL runs out while the
+// server is down is deleted (with its pod) after the restart.
+func TestCrashBeforeTTLExpires(t *testing.T) {
+	s := startServer(t)
+	s.applyYAML(ttlFiveJob)
+	s.waitCondition("job/ttl", "complete", 60*time.Second)
+	s.kill9()
+	s.start()
+	eventually(t, 60*time.Second, "job ttl and its pod deleted", func() bool {
+		_, err := s.kubectlErr("get", "job", "ttl")
+		return err != nil && len(s.podsOf("ttl")) == 0
+	})
+}
