@@ -623,15 +623,19 @@ func TestJobSetHostnamesResolve(t *testing.T) {
 	c.apply(dnsJobSet)
 	worker := c.podOf("dns-workers-1", "0")
 	c.podOf("dns-leader-0", "0")
-	for _, host := range []string{"dns-leader-0-0.dns", "dns-workers-0-0.dns", "dns-leader-0-0.dns." + c.ns + ".svc.cluster.local"} {
-		var out string
-		eventually(t, 30*time.Second, "getent hosts "+host, func() bool {
-			var err error
-			out, err = c.kubectlErr("-n", c.ns, "exec", worker, "--", "getent", "hosts", host)
-			return err == nil && strings.TrimSpace(out) != ""
-		})
-		if f := strings.Fields(out); len(f) < 2 || !strings.Contains(out, host) {
-			t.Errorf("getent hosts %s = %q", host, out)
+	c.podOf("dns-workers-0", "0")
+	getent := func(host string) string {
+		out, err := c.kubectlErr("-n", c.ns, "exec", worker, "--", "getent", "hosts", host)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(out)
+	}
+	fqdn := "dns-leader-0-0.dns." + c.ns + ".svc.cluster.local"
+	eventually(t, 30*time.Second, "getent hosts "+fqdn, func() bool { return getent(fqdn) != "" })
+	for _, host := range []string{"dns-leader-0-0.dns", "dns-workers-0-0.dns", "dns-workers-0-0.dns." + c.ns + ".svc.cluster.local"} {
+		if out := getent(host); len(strings.Fields(out)) < 2 {
+			t.Errorf("getent hosts %s in pod %s = %q, want the pod's address", host, worker, out)
 		}
 	}
 	c.k("delete", "jobset", "dns", "--wait=false")
