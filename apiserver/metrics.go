@@ -11,6 +11,7 @@ import (
 type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	watchers *prometheus.GaugeVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -24,8 +25,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help:    "Response latency distribution in seconds for each verb, group, version, resource and subresource.",
 			Buckets: []float64{0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60},
 		}, []string{"verb", "group", "version", "resource", "subresource"}),
+		watchers: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "apiserver_registered_watchers",
+			Help: "Number of currently registered watchers for a given resources",
+		}, []string{"group", "version", "kind"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.latency} {
+	for _, c := range []prometheus.Collector{m.requests, m.latency, m.watchers} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -106,6 +106,9 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, info reques
 		wt.writeBookmark(true)
 	}
 	wt.flush()
+	g := s.metrics.watchers.WithLabelValues(info.Group, info.Version, info.Res.Kind)
+	g.Inc()
+	defer g.Dec()
 	wt.stream(ctx, ch, bookmarks)
 }
 
