@@ -13,7 +13,9 @@ type nodeInfo struct {
 	node        *corev1.Node
 	allocatable resources
 	requested   resources
-	pods        map[types.UID]*podEntry
+	// scored is requested with the scoring defaults for missing requests.
+	scored resources
+	pods   map[types.UID]*podEntry
 }
 
 // podEntry is a pod counted on a node; assumed pods are bound by us but not
@@ -21,7 +23,12 @@ type nodeInfo struct {
 type podEntry struct {
 	pod     *corev1.Pod
 	req     resources
+	score   resources // req with the scoring defaults
 	assumed bool
+}
+
+func newPodEntry(pod *corev1.Pod, assumed bool) *podEntry {
+	return &podEntry{pod: pod, req: podRequests(pod), score: podScoreRequests(pod), assumed: assumed}
 }
 
 func newNodeInfo() *nodeInfo { return &nodeInfo{pods: map[types.UID]*podEntry{}} }
@@ -34,11 +41,13 @@ func (n *nodeInfo) setNode(node *corev1.Node) {
 func (n *nodeInfo) addPod(e *podEntry) {
 	n.pods[e.pod.UID] = e
 	n.requested.add(e.req)
+	n.scored.add(e.score)
 }
 
 func (n *nodeInfo) removePod(uid types.UID) {
 	if e, ok := n.pods[uid]; ok {
 		n.requested.sub(e.req)
+		n.scored.sub(e.score)
 		delete(n.pods, uid)
 	}
 }
@@ -121,7 +130,7 @@ func (c *nodeCache) removePod(uid types.UID) {
 }
 
 func (c *nodeCache) addLocked(pod *corev1.Pod, assumed bool) {
-	c.info(pod.Spec.NodeName).addPod(&podEntry{pod: pod, req: podRequests(pod), assumed: assumed})
+	c.info(pod.Spec.NodeName).addPod(newPodEntry(pod, assumed))
 	c.podsAt[pod.UID] = pod.Spec.NodeName
 }
 
@@ -162,8 +171,9 @@ func (c *nodeCache) snapshot() []*nodeInfo {
 		if n.node == nil {
 			continue
 		}
-		cp := &nodeInfo{node: n.node, allocatable: n.allocatable, requested: n.requested}
+		cp := &nodeInfo{node: n.node, allocatable: n.allocatable, requested: n.requested, scored: n.scored}
 		cp.requested.scalar = cloneScalar(n.requested.scalar)
+		cp.scored.scalar = nil // scoring reads cpu and memory only
 		out = append(out, cp)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].node.Name < out[j].node.Name })

@@ -19,10 +19,11 @@ type fitResult struct {
 func findNode(pod *corev1.Pod, req resources, nodes []*nodeInfo) fitResult {
 	res := fitResult{reasons: histogram{}}
 	best, bestScore := "", -1.0
+	score := podScoreRequests(pod)
 	for _, n := range nodes {
 		reasons, resolvable := filterNode(pod, req, n)
 		if len(reasons) == 0 {
-			if s := leastAllocatedScore(req, n); s > bestScore {
+			if s := leastAllocatedScore(score, n); s > bestScore {
 				best, bestScore = n.node.Name, s
 			}
 			continue
@@ -38,7 +39,8 @@ func findNode(pod *corev1.Pod, req resources, nodes []*nodeInfo) fitResult {
 	return res
 }
 
-// leastAllocatedScore prefers nodes with the most free cpu and memory left.
+// leastAllocatedScore prefers nodes with the most free cpu and memory left,
+// counting requests with the scoring defaults (req and n.scored).
 func leastAllocatedScore(req resources, n *nodeInfo) float64 {
 	free := func(used, want, alloc int64) float64 {
 		if alloc <= 0 {
@@ -46,8 +48,8 @@ func leastAllocatedScore(req resources, n *nodeInfo) float64 {
 		}
 		return float64(alloc-used-want) / float64(alloc)
 	}
-	return (free(n.requested.milliCPU, req.milliCPU, n.allocatable.milliCPU) +
-		free(n.requested.memory, req.memory, n.allocatable.memory)) / 2
+	return (free(n.scored.milliCPU, req.milliCPU, n.allocatable.milliCPU) +
+		free(n.scored.memory, req.memory, n.allocatable.memory)) / 2
 }
 
 // preemptionPlan is the victims to evict on one node.

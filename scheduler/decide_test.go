@@ -74,6 +74,12 @@ func TestFindNodeMessages(t *testing.T) {
 				corev1.NodeSelectorRequirement{Key: "zone", Operator: corev1.NodeSelectorOpExists})),
 			nodes: []*corev1.Node{labelled}, wantNode: "labelled",
 		},
+		"best-effort pods spread: missing requests score as 100m and 200Mi": {
+			pod:      makePod("p", ""),
+			nodes:    []*corev1.Node{makeNode("a", "2", "1Gi", 110), makeNode("b", "2", "1Gi", 110)},
+			existing: []*corev1.Pod{makePod("q", "", onNode("a"))},
+			wantNode: "b",
+		},
 		"least allocated node wins": {
 			pod:      makePod("p", "1"),
 			nodes:    []*corev1.Node{makeNode("a", "2", "1Gi", 110), makeNode("b", "8", "1Gi", 110)},

@@ -61,7 +61,7 @@ func infoFor(node *corev1.Node, pods ...*corev1.Pod) (*nodeInfo, []*podEntry) {
 	n.setNode(node)
 	var entries []*podEntry
 	for _, p := range pods {
-		e := &podEntry{pod: p, req: podRequests(p)}
+		e := newPodEntry(p, false)
 		n.addPod(e)
 		entries = append(entries, e)
 	}

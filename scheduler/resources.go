@@ -84,6 +84,32 @@ func fromList(l corev1.ResourceList) resources {
 // containers (plus sidecars) and of each init container step, plus overhead,
 // and one pod slot.
 func podRequests(pod *corev1.Pod) resources {
+	return podRequestsWith(pod, containerRequests)
+}
+
+// Defaults the scheduler scores a container with when it requests no cpu or
+// no memory, as kube-scheduler does: best-effort pods still spread.
+const (
+	defaultScoreMilliCPU = 100
+	defaultScoreMemory   = 200 * 1024 * 1024
+)
+
+// podScoreRequests is podRequests with every container's missing cpu and
+// memory requests counted at the scoring defaults; it only ranks nodes.
+func podScoreRequests(pod *corev1.Pod) resources {
+	return podRequestsWith(pod, func(c corev1.Container) resources {
+		r := containerRequests(c)
+		if _, ok := c.Resources.Requests[corev1.ResourceCPU]; !ok {
+			r.milliCPU = defaultScoreMilliCPU
+		}
+		if _, ok := c.Resources.Requests[corev1.ResourceMemory]; !ok {
+			r.memory = defaultScoreMemory
+		}
+		return r
+	})
+}
+
+func podRequestsWith(pod *corev1.Pod, containerRequests func(corev1.Container) resources) resources {
 	var running, sidecars resources
 	for _, c := range pod.Spec.Containers {
 		running.add(containerRequests(c))
