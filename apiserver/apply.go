@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -68,6 +69,8 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, info reques
 		return
 	}
 	force := q.Get("force") == "true"
+	// The field manager records the Apply itself; no extra Update entry.
+	r = r.WithContext(context.WithValue(r.Context(), ctxFieldManager, ""))
 	applied, err := s.readApplied(r, res.GVK(), info.Name)
 	if err != nil {
 		s.writeError(w, err)
@@ -171,4 +174,36 @@ func (s *Server) typed(res *registry.Resource, obj runtime.Object) (runtime.Obje
 	}
 	out.GetObjectKind().SetGroupVersionKind(res.GVK())
 	return out, nil
+}
+
+// withFieldManager carries a request's fieldManager to the write path.
+func withFieldManager(ctx context.Context, r *http.Request) context.Context {
+	if m := r.URL.Query().Get("fieldManager"); m != "" {
+		return context.WithValue(ctx, ctxFieldManager, m)
+	}
+	return ctx
+}
+
+// trackManager records an Update operation in managedFields when the
+// request named a fieldManager (kubectl does; controllers usually do not,
+// and skip the cost). Failures leave the object as it was.
+func (s *Server) trackManager(ctx context.Context, res *registry.Resource, status bool, cur, obj runtime.Object) runtime.Object {
+	manager, _ := ctx.Value(ctxFieldManager).(string)
+	if manager == "" {
+		return obj
+	}
+	sub := ""
+	if status {
+		sub = "status"
+	}
+	fm, err := s.fieldManagers.get(res, sub)
+	if err != nil {
+		return obj
+	}
+	out := fm.UpdateNoErrors(cur, obj, manager)
+	typed, err := s.typed(res, out)
+	if err != nil {
+		return obj
+	}
+	return typed
 }

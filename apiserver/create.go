@@ -83,6 +83,10 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 	if errs := s.validateCreate(res, obj); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(res.GVK().GroupKind(), m.GetName(), errs)
 	}
+	empty := res.New()
+	empty.GetObjectKind().SetGroupVersionKind(res.GVK())
+	obj = s.trackManager(ctx, res, false, empty, obj)
+	m = accessor(obj)
 	if dryRun {
 		return obj, nil
 	}

@@ -18,6 +18,7 @@ type ctxKey int
 const (
 	ctxInProcess ctxKey = iota
 	ctxUser
+	ctxFieldManager
 )
 
 func (s *Server) buildHandler() http.Handler {
@@ -102,7 +103,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	info.Verb = verbFor(r, info)
 	start := s.clock.Now()
 	rec := &statusRecorder{ResponseWriter: w}
-	s.serveResource(rec, r, info)
+	s.serveResource(rec, r.WithContext(withFieldManager(r.Context(), r)), info)
 	took := s.clock.Since(start)
 	s.metrics.observe(info.Verb, info.Group, info.Version, info.Resource, info.Subresource, rec.code, took)
 	if s.log.Enabled(r.Context(), slog.LevelDebug) {

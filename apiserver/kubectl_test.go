@@ -110,6 +110,7 @@ func TestKubectl(t *testing.T) {
 	}{
 		{kubectlJob, []string{"apply", "-f", "-"}, "job.batch/pi created"},
 		{kubectlJob, []string{"apply", "-f", "-"}, "job.batch/pi unchanged"},
+		{"", []string{"get", "job", "pi", "-o", "jsonpath={.metadata.managedFields[*].manager}/{.metadata.managedFields[*].operation}"}, "kubectl-client-side-apply/Update"},
 		{strings.Replace(kubectlJob, "backoffLimit: 4", "backoffLimit: 5", 1), []string{"apply", "-f", "-"}, "job.batch/pi configured"},
 		{"", []string{"get", "job", "pi", "-o", "jsonpath={.spec.backoffLimit}/{.metadata.generation}"}, "5/2"},
 		{"", []string{"get", "jobs"}, "NAME   STATUS    COMPLETIONS   DURATION   AGE"},

@@ -79,6 +79,9 @@ func (s *Server) updateObject(ctx context.Context, res *registry.Resource, names
 		if err := s.prepareUpdate(res, obj, cur, mode); err != nil {
 			return nil, err
 		}
+		if mode != modeRaw {
+			obj = s.trackManager(ctx, res, mode == modeStatus, cur, obj)
+		}
 		if dryRun {
 			return obj, nil
 		}
