@@ -75,7 +75,7 @@ func TestJobCRUD(t *testing.T) {
 
 func TestInitialNamespacesAndServiceAccounts(t *testing.T) {
 	e := newTestEnv(t)
-	for _, ns := range InitialNamespaces {
+	for _, ns := range InitialNamespaces() {
 		n, err := e.client.CoreV1().Namespaces().Get(e.ctx, ns, metav1.GetOptions{})
 		if err != nil || n.Status.Phase != "Active" {
 			t.Fatalf("namespace %s: %v %v", ns, n, err)

@@ -16,14 +16,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// InitialNamespaces exist from the start, like on a fresh cluster.
-var InitialNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
+// InitialNamespaces are the namespaces that exist from the start, like on a
+// fresh cluster.
+func InitialNamespaces() []string {
+	return []string{"default", "kube-system", "kube-public", "kube-node-lease"}
+}
 
 // bootstrap creates the initial namespaces and their default service
 // accounts when missing.
 func (s *Server) bootstrap(ctx context.Context) error {
 	nsRes := s.resource("", "v1", "namespaces")
-	for _, name := range InitialNamespaces {
+	for _, name := range InitialNamespaces() {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		if _, err := s.createObject(ctx, nsRes, ns, false); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("apiserver: create namespace %s: %w", name, err)
