@@ -69,50 +69,50 @@ func accessor(obj runtime.Object) metav1.Object {
 	return m
 }
 
-// encodeCache keeps the JSON encoding of recently served object versions so
-// that a watch event fanned out to many watchers is encoded once. It is a
-// fixed-size ring: the oldest entry makes room for the newest.
-type encodeCache struct {
+// ringCache keeps values for recently seen object versions (key and
+// revision), so that a watch event fanned out to many watchers is decoded
+// and encoded once. It is a fixed-size ring: the oldest entry makes room for
+// the newest. Cached values are shared and must not be modified.
+type ringCache[V any] struct {
 	mu    sync.Mutex
-	items map[encodeKey][]byte
-	ring  []encodeKey
+	items map[versionKey]V
+	ring  []versionKey
 	next  int
 }
 
-type encodeKey struct {
+type versionKey struct {
 	key string
 	rev int64
 }
 
-func newEncodeCache(size int) *encodeCache {
-	return &encodeCache{items: make(map[encodeKey][]byte, size), ring: make([]encodeKey, size)}
+func newRingCache[V any](size int) *ringCache[V] {
+	return &ringCache[V]{items: make(map[versionKey]V, size), ring: make([]versionKey, size)}
 }
 
-// get returns the cached bytes for key at rev, computing them with enc on a
+// get returns the cached value for key at rev, computing it with make on a
 // miss.
-func (c *encodeCache) get(key string, rev int64, enc func() ([]byte, error)) ([]byte, error) {
-	k := encodeKey{key, rev}
+func (c *ringCache[V]) get(key string, rev int64, make func() (V, error)) (V, error) {
+	k := versionKey{key, rev}
 	c.mu.Lock()
-	b, ok := c.items[k]
+	v, ok := c.items[k]
 	c.mu.Unlock()
 	if ok {
-		return b, nil
+		return v, nil
 	}
-	b, err := enc()
+	v, err := make()
 	if err != nil {
-		return nil, err
+		return v, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.items[k]; ok {
-		return b, nil
+	if cached, ok := c.items[k]; ok {
+		return cached, nil
 	}
-	old := c.ring[c.next]
-	if old.key != "" {
+	if old := c.ring[c.next]; old.key != "" {
 		delete(c.items, old)
 	}
 	c.ring[c.next] = k
 	c.next = (c.next + 1) % len(c.ring)
-	c.items[k] = b
-	return b, nil
+	c.items[k] = v
+	return v, nil
 }

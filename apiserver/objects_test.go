@@ -6,7 +6,7 @@ import (
 )
 
 func TestEncodeCacheEncodesOnceAndEvictsOldest(t *testing.T) {
-	c := newEncodeCache(2)
+	c := newRingCache[[]byte](2)
 	calls := 0
 	enc := func(s string) func() ([]byte, error) {
 		return func() ([]byte, error) { calls++; return []byte(s), nil }

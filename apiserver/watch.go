@@ -150,49 +150,63 @@ func (wt *watcher) stream(ctx context.Context, ch <-chan []storage.Event, bookma
 // selector transitions: starts matching → ADDED, stops matching → DELETED.
 func (wt *watcher) writeEvent(ev storage.Event) bool {
 	wt.lastRev = ev.KV.ModRevision
-	if wt.f.empty() && wt.format == formatObject {
-		typ := map[storage.EventType]watch.EventType{storage.EventCreated: watch.Added, storage.EventUpdated: watch.Modified, storage.EventDeleted: watch.Deleted}[ev.Type]
-		data, err := wt.s.encCache.get(wt.res.GVR.Group+"|"+ev.KV.Key, ev.KV.ModRevision, func() ([]byte, error) {
-			obj, err := decodeKV(wt.res, ev.KV)
-			if err != nil {
-				return nil, err
-			}
-			return json.Marshal(obj)
-		})
-		if err != nil {
-			return wt.writeError(apierrors.NewInternalError(err))
-		}
-		return wt.writeFrame(typ, data)
-	}
-	obj, err := decodeKV(wt.res, ev.KV)
+	obj, err := wt.decoded(ev.KV)
 	if err != nil {
 		return wt.writeError(apierrors.NewInternalError(err))
 	}
-	matches := wt.f.matches(obj)
-	prevMatches := false
-	if ev.PrevKV != nil && !wt.f.empty() {
-		prev, err := decodeStored(wt.res, ev.PrevKV.Value, ev.PrevKV.ModRevision)
-		if err != nil {
-			return wt.writeError(apierrors.NewInternalError(err))
-		}
-		prevMatches = wt.f.matches(prev)
-	} else if ev.PrevKV != nil {
-		prevMatches = true
-	}
+	typ := watch.EventType("")
 	switch {
-	case ev.Type == storage.EventCreated && matches:
-		return wt.writeObject(watch.Added, obj)
-	case ev.Type == storage.EventDeleted && (prevMatches || matches):
-		return wt.writeObject(watch.Deleted, obj)
-	case ev.Type == storage.EventUpdated && matches && prevMatches:
-		return wt.writeObject(watch.Modified, obj)
-	case ev.Type == storage.EventUpdated && matches:
-		return wt.writeObject(watch.Added, obj)
-	case ev.Type == storage.EventUpdated && prevMatches:
-		return wt.writeObject(watch.Deleted, obj)
+	case wt.f.empty():
+		typ = map[storage.EventType]watch.EventType{storage.EventCreated: watch.Added, storage.EventUpdated: watch.Modified, storage.EventDeleted: watch.Deleted}[ev.Type]
+	default:
+		matches, prevMatches := wt.f.matches(obj), false
+		if ev.PrevKV != nil {
+			prev, err := wt.decoded(*ev.PrevKV)
+			if err != nil {
+				return wt.writeError(apierrors.NewInternalError(err))
+			}
+			prevMatches = wt.f.matches(prev)
+		}
+		typ = transition(ev.Type, matches, prevMatches)
 	}
-	return true
+	if typ == "" {
+		return true
+	}
+	if wt.format != formatObject {
+		return wt.writeObject(typ, obj)
+	}
+	data, err := wt.s.encCache.get(wt.cacheKey(ev.KV.Key), ev.KV.ModRevision, func() ([]byte, error) { return json.Marshal(obj) })
+	if err != nil {
+		return wt.writeError(apierrors.NewInternalError(err))
+	}
+	return wt.writeFrame(typ, data)
 }
+
+// transition maps a storage event and whether the object matches the
+// selectors after and before it to the watch event to send ("" for none).
+func transition(t storage.EventType, matches, prevMatches bool) watch.EventType {
+	switch {
+	case t == storage.EventCreated && matches:
+		return watch.Added
+	case t == storage.EventDeleted && (prevMatches || matches):
+		return watch.Deleted
+	case t == storage.EventUpdated && matches && prevMatches:
+		return watch.Modified
+	case t == storage.EventUpdated && matches:
+		return watch.Added
+	case t == storage.EventUpdated && prevMatches:
+		return watch.Deleted
+	}
+	return ""
+}
+
+// decoded returns the (shared, read-only) object of a stored version.
+func (wt *watcher) decoded(kv storage.KeyValue) (runtime.Object, error) {
+	return wt.s.decCache.get(wt.cacheKey(kv.Key), kv.ModRevision, func() (runtime.Object, error) { return decodeKV(wt.res, kv) })
+}
+
+// cacheKey separates views of one store (core and events.k8s.io events).
+func (wt *watcher) cacheKey(key string) string { return wt.res.GVR.Group + "|" + key }
 
 func (wt *watcher) writeObject(typ watch.EventType, obj runtime.Object) bool {
 	var out interface{} = obj
