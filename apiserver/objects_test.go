@@ -3,6 +3,9 @@ package apiserver
 import (
 	"fmt"
 	"testing"
+
+	"github.com/batchlet/batchlet/storage"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 func TestEncodeCacheEncodesOnceAndEvictsOldest(t *testing.T) {
@@ -24,5 +27,27 @@ func TestEncodeCacheEncodesOnceAndEvictsOldest(t *testing.T) {
 	_, _ = c.get("a", 1, enc("A1"))
 	if calls != 4 || len(c.items) != 2 {
 		t.Fatalf("calls %d items %d: %v", calls, len(c.items), fmt.Sprint(c.ring))
+	}
+}
+
+func TestWatchTransition(t *testing.T) {
+	cases := []struct {
+		ev                 storage.EventType
+		matches, prevMatch bool
+		want               watch.EventType
+	}{
+		{storage.EventCreated, true, false, watch.Added},
+		{storage.EventCreated, false, false, ""},
+		{storage.EventUpdated, true, true, watch.Modified},
+		{storage.EventUpdated, true, false, watch.Added},
+		{storage.EventUpdated, false, true, watch.Deleted},
+		{storage.EventUpdated, false, false, ""},
+		{storage.EventDeleted, false, true, watch.Deleted},
+		{storage.EventDeleted, false, false, ""},
+	}
+	for _, c := range cases {
+		if got := transition(c.ev, c.matches, c.prevMatch); got != c.want {
+			t.Errorf("%s matches=%v prev=%v: got %q, want %q", c.ev, c.matches, c.prevMatch, got, c.want)
+		}
 	}
 }
