@@ -224,6 +224,8 @@ type proc struct {
 	cg     *containerCgroup
 	drain  sync.WaitGroup
 	exited chan struct{}
+	// readyFile appears once a namespaced container's mounts are made.
+	readyFile string
 }
 
 // startProcess starts argv with stdout and stderr going to the log.
@@ -236,7 +238,14 @@ func (p *pod) startProcess(c *ctr, n int, argv []string, env []envVar, workDir, 
 	pr := &proc{exited: make(chan struct{})}
 	if p.sandbox != nil {
 		pr.ns = true
-		pm := podMounts{hostname: p.hostname, hostsFile: filepath.Join(p.dir, "hosts"), tmpDir: filepath.Join(p.dir, "tmp")}
+		pm := podMounts{hostname: p.hostname, hostsFile: filepath.Join(p.dir, "hosts"), tmpDir: filepath.Join(p.dir, "tmp"),
+			readyFile: filepath.Join(p.dir, "ready", fmt.Sprintf("%s-%d", c.spec.Name, n))}
+		if err := os.MkdirAll(filepath.Dir(pm.readyFile), 0o755); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("create ready dir: %w", err)
+		}
+		_ = os.Remove(pm.readyFile)
+		pr.readyFile = pm.readyFile
 		argv = nsCommand(p.sandbox.pid, pm, p.mounts(c), workDir, argv)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -359,10 +368,12 @@ func (pr *proc) signal(force bool) {
 	_ = syscall.Kill(-pid, sig)
 }
 
-// targetPID is the PID whose namespaces an exec joins.
+// targetPID is the PID whose namespaces an exec joins; for a namespaced
+// container it first waits (up to readyWait) for the mounts to be made.
 func (pr *proc) targetPID() int {
 	pid := pr.cmd.Process.Pid
 	if pr.ns {
+		pr.waitReady(readyWait)
 		if child, err := childPID(pid, time.Second); err == nil {
 			return child
 		}
@@ -401,6 +412,32 @@ func (p *pod) logs(ctx context.Context, name string, opts runtime.LogOptions, w 
 	}
 	path := filepath.Join(p.dir, "logs", name, fmt.Sprintf("%d.log", n))
 	return readLog(ctx, path, opts, finished, w)
+}
+
+// readyWait bounds how long an exec waits for a starting container's mounts.
+const readyWait = 5 * time.Second
+
+// waitReady waits until the container's ready file exists, the container
+// exits, or wait passes.
+func (pr *proc) waitReady(wait time.Duration) {
+	if pr.readyFile == "" {
+		return
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		if _, err := os.Stat(pr.readyFile); err == nil {
+			return
+		}
+		select {
+		case <-pr.exited:
+			return
+		default:
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // exec runs cmd in the namespaces, environment and working directory of a

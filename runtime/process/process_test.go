@@ -317,7 +317,7 @@ func TestVolumeMountsInNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := waitStatus(t, r, "u9", "done", func(s runtime.PodStatus) bool { return s.Done })
-	want := "vp-u9\n127.1.0.1\tp-u9.sub.default.svc.cluster.local\tp-u9\nx\n"
+	want := "vp-u9\n127.1.0.1\tp-u9.sub.default.svc.cluster.local\tp-u9\n127.1.0.1\tp-u9.sub\tp-u9.sub.default\tp-u9.sub.default.svc\nx\n"
 	if got := logs(t, r, "u9", "main", runtime.LogOptions{}); got != want {
 		t.Fatalf("log %q, want %q (state %+v)", got, want, st.ContainerStatuses[0].State)
 	}

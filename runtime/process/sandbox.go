@@ -93,6 +93,10 @@ type podMounts struct {
 	hostname  string
 	hostsFile string
 	tmpDir    string
+	// readyFile (a host path), when set, is created once the mounts are
+	// made, just before the command starts: exec waits for it so that it
+	// never joins a half-built mount namespace.
+	readyFile string
 }
 
 // containerScript sets the pod's hostname, makes the container's mounts,
@@ -120,6 +124,9 @@ func containerScript(pm podMounts, mounts []mount, workDir string) string {
 		}
 	}
 	fmt.Fprintf(&b, "cd %s\n", shQuote(workDir))
+	if pm.readyFile != "" {
+		fmt.Fprintf(&b, ": > %s\n", shQuote(inPod(pm.readyFile)))
+	}
 	fmt.Fprintf(&b, "exec %s \"$@\"\n", setsidBin)
 	return b.String()
 }
