@@ -35,6 +35,10 @@ type Agent struct {
 	pods     corelisters.PodLister
 	listener net.Listener
 	nodeUID  types.UID
+	// ownIPs: the agent allocates pod IPs itself (Config.PodIPs was nil)
+	// and takes them from its node's pod CIDR.
+	ownIPs bool
+	peers  *peers
 
 	mu           sync.Mutex
 	states       map[string]*podState // by namespace/name
@@ -49,11 +53,12 @@ const eventComponent = "kubelet"
 // New validates cfg and prepares an Agent; it opens the endpoints' listener
 // so Port() is known before Run.
 func New(cfg Config) (*Agent, error) {
+	ownIPs := cfg.PodIPs == nil
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeName), states: map[string]*podState{}, byUID: map[types.UID]string{},
-		subdomains: map[string]map[types.UID]*podState{}}
+		subdomains: map[string]map[types.UID]*podState{}, ownIPs: ownIPs}
 	a.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 10*time.Second),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "agent-pods", Clock: cfg.Clock})
@@ -65,6 +70,7 @@ func New(cfg Config) (*Agent, error) {
 	a.factory = informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", cfg.NodeName).String()
 	}))
+	a.peers = newPeers(a)
 	a.podsInf = a.factory.Core().V1().Pods().Informer()
 	a.pods = a.factory.Core().V1().Pods().Lister()
 	if cfg.Port >= 0 {
@@ -118,7 +124,8 @@ func (a *Agent) Run(ctx context.Context) error {
 			}
 		}()
 	}
-	wg.Add(2)
+	wg.Add(3)
+	go func() { defer wg.Done(); _ = a.runPeers(runCtx) }()
 	go func() { defer wg.Done(); a.renewLease(ctx) }()
 	go func() { defer wg.Done(); a.heartbeat(ctx) }()
 	srvErr := make(chan error, 1)

@@ -21,6 +21,8 @@ type loopback struct {
 	byUID map[types.UID]uint32
 	used  map[uint32]bool
 	next  uint32
+	// first and last bound the range handed out.
+	first, last uint32
 }
 
 const (
@@ -29,8 +31,10 @@ const (
 )
 
 // NewLoopbackAllocator returns an allocator of distinct loopback addresses.
-func NewLoopbackAllocator() IPAllocator {
-	return &loopback{byUID: map[types.UID]uint32{}, used: map[uint32]bool{}, next: loopFirst}
+func NewLoopbackAllocator() IPAllocator { return newLoopbackRange(loopFirst, loopLast) }
+
+func newLoopbackRange(first, last uint32) *loopback {
+	return &loopback{byUID: map[types.UID]uint32{}, used: map[uint32]bool{}, next: first, first: first, last: last}
 }
 
 func (l *loopback) Allocate(uid types.UID, preferred string) (string, error) {
@@ -41,16 +45,16 @@ func (l *loopback) Allocate(uid types.UID, preferred string) (string, error) {
 	}
 	if p := net.ParseIP(preferred).To4(); p != nil {
 		v := uint32(p[0])<<24 | uint32(p[1])<<16 | uint32(p[2])<<8 | uint32(p[3])
-		if v >= loopFirst && v <= loopLast && !l.used[v] {
+		if v >= l.first && v <= l.last && !l.used[v] {
 			l.take(uid, v)
 			return toIP(v), nil
 		}
 	}
-	for range loopLast - loopFirst + 1 {
+	for range l.last - l.first + 1 {
 		v := l.next
 		l.next++
-		if l.next > loopLast {
-			l.next = loopFirst
+		if l.next > l.last {
+			l.next = l.first
 		}
 		if v&0xff == 0 || v&0xff == 255 || l.used[v] {
 			continue

@@ -23,7 +23,23 @@ import (
 // its status.
 func (a *Agent) registerNode(ctx context.Context) error {
 	nodes := a.cfg.Client.CoreV1().Nodes()
+	existing, err := nodes.Get(ctx, a.cfg.NodeName, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("register node %s: %w", a.cfg.NodeName, err)
+	}
+	if err != nil {
+		existing = nil
+	}
 	want := a.nodeObject()
+	if a.ownIPs {
+		cidr, err := a.choosePodCIDR(ctx, existing)
+		if err != nil {
+			return err
+		}
+		if cidr != "" {
+			want.Spec.PodCIDR, want.Spec.PodCIDRs = cidr, []string{cidr}
+		}
+	}
 	node, err := nodes.Create(ctx, want, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		node, err = nodes.Get(ctx, a.cfg.NodeName, metav1.GetOptions{})
@@ -35,6 +51,9 @@ func (a *Agent) registerNode(ctx context.Context) error {
 			for k, v := range want.Labels {
 				node.Labels[k] = v
 			}
+			if node.Spec.PodCIDR == "" && want.Spec.PodCIDR != "" {
+				node.Spec.PodCIDR, node.Spec.PodCIDRs = want.Spec.PodCIDR, want.Spec.PodCIDRs
+			}
 			node, err = nodes.Update(ctx, node, metav1.UpdateOptions{})
 		}
 	}
@@ -42,6 +61,7 @@ func (a *Agent) registerNode(ctx context.Context) error {
 		return fmt.Errorf("register node %s: %w", a.cfg.NodeName, err)
 	}
 	a.nodeUID = node.UID
+	a.usePodCIDR(node)
 	if err := a.patchNodeStatus(ctx, node); err != nil {
 		return err
 	}

@@ -31,15 +31,16 @@ func (r *resolver) Secret(ctx context.Context, ns, name string) (*corev1.Secret,
 	return s, nil
 }
 
-// Hosts lists the pods of this node sharing the pod's subdomain, with
-// their hostname.subdomain.namespace.svc.cluster.local names.
+// Hosts lists the pods sharing the pod's subdomain (on this node and, once
+// there are several nodes, on the others), with their
+// hostname.subdomain.namespace.svc.cluster.local names.
 func (r *resolver) Hosts(pod *corev1.Pod) []runtime.HostEntry {
 	if pod.Spec.Subdomain == "" {
 		return nil
 	}
+	out := r.a.remotePeers(pod)
 	r.a.mu.Lock()
 	defer r.a.mu.Unlock()
-	var out []runtime.HostEntry
 	for _, st := range r.a.subdomains[pod.Namespace+"/"+pod.Spec.Subdomain] {
 		if st.uid == pod.UID || st.terminating {
 			continue
@@ -59,14 +60,23 @@ type hostsRefresher interface {
 
 // refreshSubdomain rewrites /etc/hosts of the pods sharing st's subdomain.
 func (a *Agent) refreshSubdomain(st *podState) {
+	if st.subdomain == "" {
+		return
+	}
+	a.refreshSubdomainKey(st.ns+"/"+st.subdomain, st.uid)
+}
+
+// refreshSubdomainKey rewrites /etc/hosts of this node's pods in the
+// subdomain key (namespace/subdomain), but the pod except.
+func (a *Agent) refreshSubdomainKey(key string, except types.UID) {
 	hr, ok := a.cfg.Runtime.(hostsRefresher)
-	if !ok || st.subdomain == "" {
+	if !ok {
 		return
 	}
 	a.mu.Lock()
 	var uids []types.UID
-	for _, o := range a.subdomains[st.ns+"/"+st.subdomain] {
-		if o.uid != st.uid {
+	for _, o := range a.subdomains[key] {
+		if o.uid != except {
 			uids = append(uids, o.uid)
 		}
 	}

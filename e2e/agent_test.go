@@ -527,3 +527,60 @@ spec:
 		t.Errorf("terminated reason/exitCode = %q, want OOMKilled/137", got)
 	}
 }
+
+// TestMultiNode runs the embedded agent and a `batchlet agent` side by side:
+// distinct pod CIDRs, best-effort pods spread over both nodes, and pods of
+// one subdomain resolve each other across nodes.
+func TestMultiNode(t *testing.T) {
+	s := startServer(t)
+	startAgent(t, s, "worker-2")
+	cidrs := s.jsonpath("nodes", `{range .items[*]}{.spec.podCIDR},{end}`)
+	if parts := strings.Split(strings.TrimSuffix(cidrs, ","), ","); len(parts) != 2 || parts[0] == parts[1] || parts[0] == "" || parts[1] == "" {
+		t.Errorf("pod CIDRs of the two nodes = %q, want two distinct", cidrs)
+	}
+	pod := func(name string) string {
+		return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+  labels: {app: mn}
+spec:
+  hostname: %s
+  subdomain: mn
+  containers:
+  - name: c
+    image: busybox
+    command: ["sleep", "1000"]
+`, name, name)
+	}
+	s.apply(`apiVersion: v1
+kind: Service
+metadata:
+  name: mn
+spec:
+  clusterIP: None
+  selector: {app: mn}
+---
+` + pod("mn-0"))
+	s.waitPhase("mn-0", 60*time.Second, "Running")
+	s.apply(pod("mn-1"))
+	s.waitPhase("mn-1", 60*time.Second, "Running")
+	nodes := s.jsonpath("pods", `{range .items[*]}{.spec.nodeName},{end}`)
+	if n := strings.Split(strings.TrimSuffix(nodes, ","), ","); len(n) != 2 || n[0] == n[1] {
+		t.Errorf("best-effort pods on nodes %q, want them spread over both", nodes)
+	}
+	ip0, ip1 := s.jsonpath("pod/mn-0", "{.status.podIP}"), s.jsonpath("pod/mn-1", "{.status.podIP}")
+	if ip0 == ip1 {
+		t.Errorf("pods on two nodes share the pod IP %s", ip0)
+	}
+	if got := strings.TrimSpace(s.kubectl("exec", "mn-1", "--", "hostname")); got != "mn-1" {
+		t.Skipf("the process runtime reports Linux namespaces unavailable (pod hostname %q): per-pod /etc/hosts not asserted", got)
+	}
+	for _, tc := range []struct{ from, name, ip string }{{"mn-0", "mn-1.mn", ip1}, {"mn-1", "mn-0.mn", ip0}} {
+		var out string
+		eventually(t, 30*time.Second, "getent hosts "+tc.name+" from "+tc.from, func() bool {
+			out, _ = s.kubectlErr("exec", tc.from, "--", "getent", "hosts", tc.name)
+			return strings.HasPrefix(out, tc.ip+" ")
+		})
+	}
+}
