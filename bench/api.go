@@ -73,9 +73,13 @@ func runAPI(ctx context.Context, r *runner) (Result, error) {
 		return res, err
 	}
 	u1 := takeUsage()
+	r.heapProfile("api", &res)
 	peak, cur := memMB()
 	res.add("peak RSS", peak, "MB")
 	res.add("RSS at end", cur, "MB")
+	anon, file := rssSplitMB()
+	res.add("RSS at end: anon (heap)", anon, "MB")
+	res.add("RSS at end: file (store mmap)", file, "MB")
 	res.add("CPU (server, measured part)", (u1.cpu - u0.cpu).Seconds(), "s")
 	p99, _ := res.Metric("list all p99")
 	res.Target, res.Met = "list p99 < 20 ms at 10k pods", p99 < 20

@@ -42,6 +42,9 @@ type Config struct {
 	// measured part: the path itself for a single scenario, else
 	// <path-without-ext>.<scenario><ext>.
 	CPUProfile string
+	// MemProfile, when set, receives a heap profile taken when each
+	// scenario's measured part ends (named like CPUProfile's).
+	MemProfile string
 	// Logger receives the control plane's logs (default: discarded).
 	Logger *slog.Logger
 	// Progress receives one line per phase (default: discarded).
@@ -190,11 +193,7 @@ func (r *runner) profile(name string, res *Result) (func(), error) {
 	if r.cfg.CPUProfile == "" {
 		return func() {}, nil
 	}
-	path := r.cfg.CPUProfile
-	if !r.single {
-		ext := filepath.Ext(path)
-		path = strings.TrimSuffix(path, ext) + "." + name + ext
-	}
+	path := r.profilePath(r.cfg.CPUProfile, name)
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("create cpu profile: %w", err)
@@ -208,4 +207,32 @@ func (r *runner) profile(name string, res *Result) (func(), error) {
 		f.Close()
 		res.Notes = append(res.Notes, "cpu profile: "+path)
 	}, nil
+}
+
+func (r *runner) profilePath(path, scenario string) string {
+	if r.single {
+		return path
+	}
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + "." + scenario + ext
+}
+
+// heapProfile writes a heap profile for the scenario when asked, while
+// its control plane still holds everything it built up.
+func (r *runner) heapProfile(name string, res *Result) {
+	if r.cfg.MemProfile == "" {
+		return
+	}
+	path := r.profilePath(r.cfg.MemProfile, name)
+	f, err := os.Create(path)
+	if err != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("heap profile: %v", err))
+		return
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("heap profile: %v", err))
+		return
+	}
+	res.Notes = append(res.Notes, "heap profile: "+path)
 }

@@ -136,6 +136,7 @@ func (r *runner) runJob(ctx context.Context, jr jobRun) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	r.heapProfile(jr.name, &res)
 	obs.drainPods(jr.completions, 10*time.Second)
 	stopWatch()
 	obs.stopped()
@@ -151,6 +152,9 @@ func (r *runner) runJob(ctx context.Context, jr jobRun) (Result, error) {
 	peak, cur := memMB()
 	res.add("peak RSS", peak, "MB")
 	res.add("RSS at end", cur, "MB")
+	anon, file := rssSplitMB()
+	res.add("RSS at end: anon (heap)", anon, "MB")
+	res.add("RSS at end: file (store mmap)", file, "MB")
 	res.add("CPU (server, run)", (u2.cpu - u1.cpu).Seconds(), "s")
 	res.add("CPU (server, total)", (u2.cpu - u0.cpu).Seconds(), "s")
 	if d := u2.childCPU - u1.childCPU; d > 0 {

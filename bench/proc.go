@@ -83,6 +83,14 @@ func resetPeakRSS() {
 	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 }
 
+// rssSplitMB returns the current resident set split into anonymous
+// memory (the Go heap and stacks) and file pages (the store's mmap).
+func rssSplitMB() (anon, file float64) {
+	a, _ := procField("/proc/self/status", "RssAnon:")
+	f, _ := procField("/proc/self/status", "RssFile:")
+	return float64(a) / 1024, float64(f) / 1024
+}
+
 // memMB returns this process's peak (VmHWM) and current (VmRSS) resident
 // set in MiB.
 func memMB() (peak, current float64) {

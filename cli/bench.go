@@ -67,6 +67,7 @@ Sizes are flags, so CI can run a tiny version:
 	fl.BoolVar(&cfg.Keep, "keep", false, "keep the per-scenario data dirs")
 	fl.DurationVar(&cfg.Timeout, "timeout", 0, "give up on a scenario after this long (default 30m)")
 	fl.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of each scenario's measured part (FILE, or FILE.<scenario> with several)")
+	fl.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile at the end of each scenario's measured part (named like --cpuprofile)")
 	fl.StringVar(&logLevel, "log-level", "", "show control plane logs at this level (debug, info, warn, error)")
 	return cmd
 }
