@@ -676,7 +676,7 @@ func TestRunJobSetCompletes(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, want 0\nstderr:\n%s", code, stderr)
 	}
-	if !strings.Contains(stderr, "jobset/hello-jobset Complete (AllJobsCompleted): jobset completed successfully") {
+	if !strings.Contains(stderr, "jobset/hello-jobset Completed (AllJobsCompleted): jobset completed successfully") {
 		t.Errorf("summary lacks the Completed line:\n%s", stderr)
 	}
 	for _, want := range []string{"hello from the leader", "hello from worker 0", "hello from worker 1"} {

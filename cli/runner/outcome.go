@@ -93,7 +93,7 @@ func evaluate(obj *unstructured.Unstructured) ItemResult {
 		}
 	}
 	if kind == JobSetGVK.Kind {
-		res.Restarts, _, _ = unstructured.NestedInt64(obj.Object, "status", "restarts")
+		res.Restarts = nestedNum(obj, "status", "restarts")
 		res.Counts = jobSetCounts(obj)
 		return res
 	}
@@ -106,13 +106,13 @@ func evaluate(obj *unstructured.Unstructured) ItemResult {
 
 func jobCounts(obj *unstructured.Unstructured) Counts {
 	var c Counts
-	c.Active, _, _ = unstructured.NestedInt64(obj.Object, "status", "active")
-	c.Ready, _, _ = unstructured.NestedInt64(obj.Object, "status", "ready")
-	c.Succeeded, _, _ = unstructured.NestedInt64(obj.Object, "status", "succeeded")
-	c.Failed, _, _ = unstructured.NestedInt64(obj.Object, "status", "failed")
-	c.Terminating, _, _ = unstructured.NestedInt64(obj.Object, "status", "terminating")
-	if n, found, _ := unstructured.NestedInt64(obj.Object, "spec", "completions"); found {
-		c.Completions = n
+	c.Active = nestedNum(obj, "status", "active")
+	c.Ready = nestedNum(obj, "status", "ready")
+	c.Succeeded = nestedNum(obj, "status", "succeeded")
+	c.Failed = nestedNum(obj, "status", "failed")
+	c.Terminating = nestedNum(obj, "status", "terminating")
+	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "completions"); found {
+		c.Completions = nestedNum(obj, "spec", "completions")
 	} else {
 		c.Completions = -1 // work queue: complete when any pod succeeds and none is active
 	}
@@ -171,4 +171,11 @@ func num(v any) int64 {
 		return int64(n)
 	}
 	return 0
+}
+
+// nestedNum reads an integer field whether it was decoded as int64 (API
+// responses) or float64 (YAML/JSON manifests).
+func nestedNum(obj *unstructured.Unstructured, fields ...string) int64 {
+	v, _, _ := unstructured.NestedFieldNoCopy(obj.Object, fields...)
+	return num(v)
 }

@@ -51,12 +51,16 @@ func progressLine(items []ItemResult) string {
 		if it.Counts.Completions >= 0 {
 			total = fmt.Sprint(it.Counts.Completions)
 		}
-		s := fmt.Sprintf("%s/%s: %d active, %d/%s succeeded, %d failed", strings.ToLower(it.Kind), it.Name, it.Counts.Active, it.Counts.Succeeded, total, it.Counts.Failed)
+		unit := ""
+		if it.Kind == JobSetGVK.Kind {
+			unit = " jobs" // a JobSet's counters count child Jobs
+		}
+		s := fmt.Sprintf("%s/%s: %d active, %d/%s%s succeeded, %d failed", strings.ToLower(it.Kind), it.Name, it.Counts.Active, it.Counts.Succeeded, total, unit, it.Counts.Failed)
 		if it.Restarts > 0 {
 			s += fmt.Sprintf(", %d restarts", it.Restarts)
 		}
 		if it.Outcome != OutcomeRunning {
-			s += " — " + string(it.Outcome)
+			s += " — " + outcomeWord(it)
 		}
 		parts = append(parts, s)
 	}

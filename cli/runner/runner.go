@@ -172,9 +172,7 @@ func newFollower(opts Options, c *clients, created []submitted) *follower {
 }
 
 func mayRunManyPods(job *unstructured.Unstructured) bool {
-	c, found, _ := unstructured.NestedInt64(job.Object, "spec", "completions")
-	p, foundP, _ := unstructured.NestedInt64(job.Object, "spec", "parallelism")
-	return (found && c > 1) || (foundP && p > 1)
+	return nestedNum(job, "spec", "completions") > 1 || nestedNum(job, "spec", "parallelism") > 1
 }
 
 func key(kind, ns, name string) string { return kind + "/" + ns + "/" + name }

@@ -11,7 +11,7 @@ import (
 // WriteSummary prints the final state of every followed object.
 func WriteSummary(w io.Writer, res *Result) {
 	for _, it := range res.Items {
-		head := fmt.Sprintf("%s/%s %s", strings.ToLower(it.Kind), it.Name, it.Outcome)
+		head := fmt.Sprintf("%s/%s %s", strings.ToLower(it.Kind), it.Name, outcomeWord(it))
 		if it.Outcome == OutcomeRunning {
 			head = fmt.Sprintf("%s/%s did not finish", strings.ToLower(it.Kind), it.Name)
 		}
@@ -48,4 +48,14 @@ func WriteJSON(w io.Writer, res *Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(res)
+}
+
+// outcomeWord names the outcome with the kind's own condition type: a Job is
+// Complete, a JobSet Completed.
+func outcomeWord(it ItemResult) string {
+	if it.Outcome == OutcomeComplete {
+		complete, _ := terminalTypes(it.Kind)
+		return complete
+	}
+	return string(it.Outcome)
 }
