@@ -47,8 +47,8 @@ type Options struct {
 
 // Result is what a run ended with.
 type Result struct {
-	Items    []ItemResult `json:"items"`
-	ExitCode int          `json:"exitCode"`
+	Items    []ItemResult  `json:"items"`
+	ExitCode int           `json:"exitCode"`
 	Elapsed  time.Duration `json:"elapsedNanos"`
 }
 
