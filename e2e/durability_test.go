@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -193,6 +194,7 @@ func (s *server) clientset(t *testing.T) kubernetes.Interface {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.QPS, cfg.Burst = 1000, 1000 // no client-side throttling
 	return kubernetes.NewForConfigOrDie(cfg)
 }
 
@@ -420,4 +422,74 @@ func TestCrashBeforeTTLExpires(t *testing.T) {
 		_, err := s.kubectlErr("get", "job", "ttl")
 		return err != nil && len(s.podsOf("ttl")) == 0
 	})
+}
+
+// TestAcknowledgedWritesSurviveKill9: writers create ConfigMaps as fast as
+// they can while the server is killed; every create that was acknowledged
+// is there after the restart, with the resourceVersion it was given.
+func TestAcknowledgedWritesSurviveKill9(t *testing.T) {
+	s := startServer(t, "--no-agent")
+	cs := s.clientset(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	acked := map[string]string{}
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ctx.Err() == nil; i++ {
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("w%d-%05d", w, i)}}
+				got, err := cs.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{})
+				if err != nil {
+					return // the server is gone
+				}
+				mu.Lock()
+				acked[got.Name] = got.ResourceVersion
+				mu.Unlock()
+			}
+		}()
+	}
+	eventually(t, 60*time.Second, "200 acknowledged creates", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked) >= 200
+	})
+	s.kill9()
+	wg.Wait()
+	s.start()
+
+	after := s.configMapRVsAll(t)
+	seen := map[string]string{}
+	for name, rv := range after {
+		if other, dup := seen[rv]; dup {
+			t.Errorf("%s and %s share resourceVersion %s", name, other, rv)
+		}
+		seen[rv] = name
+	}
+	lost := 0
+	for name, rv := range acked {
+		if after[name] != rv {
+			lost++
+			if lost <= 5 {
+				t.Errorf("acknowledged %s (resourceVersion %s) is %q after the restart", name, rv, after[name])
+			}
+		}
+	}
+	if lost > 0 {
+		t.Errorf("%d of %d acknowledged creates lost", lost, len(acked))
+	}
+}
+
+// configMapRVsAll maps every ConfigMap of default to its resourceVersion.
+func (s *server) configMapRVsAll(t *testing.T) map[string]string {
+	t.Helper()
+	out := s.kubectl("get", "configmaps", "-o", `jsonpath={range .items[*]}{.metadata.name}={.metadata.resourceVersion}{"\n"}{end}`)
+	rvs := map[string]string{}
+	for _, l := range strings.Fields(out) {
+		name, rv, _ := strings.Cut(l, "=")
+		rvs[name] = rv
+	}
+	return rvs
 }
