@@ -42,7 +42,7 @@ func (r *resolver) Hosts(pod *corev1.Pod) []runtime.HostEntry {
 	r.a.mu.Lock()
 	defer r.a.mu.Unlock()
 	for _, st := range r.a.subdomains[pod.Namespace+"/"+pod.Spec.Subdomain] {
-		if st.uid == pod.UID || st.terminating {
+		if st.uid == pod.UID || st.terminating || finished(st) {
 			continue
 		}
 		out = append(out, runtime.HostEntry{IP: st.podIP, Names: []string{

@@ -197,6 +197,11 @@ func (a *Agent) syncStartedPod(ctx context.Context, pod *corev1.Pod, st *podStat
 	if err := a.writeStatus(ctx, pod, st, rs); err != nil {
 		return err
 	}
+	if finished(st) {
+		// As the kubelet tears down a terminated pod's network, its IP
+		// returns to the pool (status.podIP stays as written).
+		a.cfg.PodIPs.Release(st.uid)
+	}
 	if pod.DeletionTimestamp != nil && rs.Done && !st.deleting {
 		if err := a.deletePod(ctx, pod); err != nil {
 			return err
