@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/batchlet/batchlet/agent"
+	"github.com/batchlet/batchlet/apiserver"
 	"github.com/batchlet/batchlet/controlplane"
 	"github.com/batchlet/batchlet/runtime"
 	"github.com/batchlet/batchlet/runtime/process"
@@ -32,6 +33,7 @@ type agentFlags struct {
 	listenAddress string
 	port          int
 	logLevel      string
+	labels        map[string]string
 }
 
 func newAgentCommand() *cobra.Command {
@@ -50,7 +52,12 @@ with its admin token, so the agent accepts exactly one bearer token: the one
 in its kubeconfig. Give it the server's admin kubeconfig:
 
   batchlet server --no-agent --data-dir /tmp/cp &
-  batchlet agent --kubeconfig /tmp/cp/kubeconfig --node-name worker-1`,
+  batchlet agent --kubeconfig /tmp/cp/kubeconfig --node-name worker-1
+
+Several agents (and the server's embedded one) can share a host: each takes
+its own block of 127.0.0.0/8 for pod IPs (the Node's spec.podCIDR), and pods
+sharing a subdomain find each other in /etc/hosts across nodes. Each agent
+reports the host's whole cpu and memory as its capacity.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -67,6 +74,7 @@ in its kubeconfig. Give it the server's admin kubeconfig:
 	fl.StringVar(&f.rootDir, "root-dir", "", "directory for the pods' files (default: a directory named after the node under the system temp dir)")
 	fl.StringVar(&f.listenAddress, "listen-address", "127.0.0.1", "IP the kubelet endpoints listen on, advertised as the Node's InternalIP")
 	fl.IntVar(&f.port, "port", 0, "port of the kubelet endpoints (0 picks a free one)")
+	fl.StringToStringVar(&f.labels, "node-labels", nil, "labels to add to the Node, e.g. topology.kubernetes.io/zone=a,pool=gpu")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return cmd
 }
@@ -96,7 +104,8 @@ func runAgent(ctx context.Context, f agentFlags, logger *slog.Logger) error {
 	}
 	ag, err := agent.New(agent.Config{
 		Client: client, NodeName: nodeName, Runtime: rt, Logger: logger.With("component", "agent"),
-		Token: cfg.BearerToken, ListenAddress: f.listenAddress, Port: f.port,
+		Token: cfg.BearerToken, ListenAddress: f.listenAddress, Port: f.port, Labels: f.labels,
+		Version: apiserver.GitVersion, // the version the API reports, as the embedded agent does
 	})
 	if err != nil {
 		return fmt.Errorf("node agent: %w", err)

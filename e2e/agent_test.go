@@ -38,11 +38,12 @@ func (b *lockedBuffer) String() string {
 // startAgent starts `batchlet agent` against s's kubeconfig and waits until
 // its Node is Ready. Cleanup stops it (before the server, which was started
 // first).
-func startAgent(t *testing.T, s *server, nodeName string) {
+func startAgent(t *testing.T, s *server, nodeName string, extraArgs ...string) {
 	t.Helper()
 	log := &lockedBuffer{}
-	cmd := exec.Command(binary, "agent", "--kubeconfig", s.kubeconfig, "--node-name", nodeName,
-		"--root-dir", t.TempDir(), "--runtime", "process", "--log-level", "info")
+	args := append([]string{"agent", "--kubeconfig", s.kubeconfig, "--node-name", nodeName,
+		"--root-dir", t.TempDir(), "--runtime", "process", "--log-level", "info"}, extraArgs...)
+	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -116,9 +117,15 @@ spec:
 
 func TestAgentJoinsServer(t *testing.T) {
 	s := startServer(t, "--no-agent")
-	startAgent(t, s, "worker-1")
+	startAgent(t, s, "worker-1", "--node-labels", "topology.kubernetes.io/zone=zone-a")
 	if got := s.jsonpath("node/worker-1", `{.status.addresses[?(@.type=="InternalIP")].address}`); got == "" {
 		t.Errorf("node worker-1 has no InternalIP")
+	}
+	if got := s.jsonpath("node/worker-1", `{.metadata.labels.topology\.kubernetes\.io/zone}|{.metadata.labels.kubernetes\.io/hostname}`); got != "zone-a|worker-1" {
+		t.Errorf("node labels zone|hostname = %q, want zone-a|worker-1", got)
+	}
+	if kv, sv := s.jsonpath("node/worker-1", "{.status.nodeInfo.kubeletVersion}"), s.kubectl("version", "-o", "json"); !strings.Contains(sv, `"gitVersion": "`+kv+`"`) {
+		t.Errorf("kubeletVersion %q differs from the server's version:\n%s", kv, sv)
 	}
 	s.apply(`apiVersion: v1
 kind: Pod
