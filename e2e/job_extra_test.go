@@ -389,18 +389,36 @@ spec:
       restartPolicy: Never
 `
 
+const replaceAtOnceJob = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: atonce
+spec:
+  backoffLimit: 3
+  template:
+    spec:
+      containers:
+      - name: main
+        image: busybox
+        command: ["sh", "-c", "trap 'sleep 60; exit 1' TERM; until [ -e /tmp/done ]; do sleep 0.2; done"]
+      restartPolicy: Never
+`
+
 // TestPodReplacementPolicyFailed: a deleted pod that is still terminating is
-// counted in status.terminating and not replaced until it is Failed.
+// counted in status.terminating and not replaced until it is Failed. The
+// default policy (TerminatingOrFailed, Job atonce, run alongside) counts it
+// failed at once and replaces it after the backoff while it still terminates.
 func TestPodReplacementPolicyFailed(t *testing.T) {
 	s := startServer(t)
 	watch := s.watchPods()
 	s.applyYAML(replaceOnFailedJob)
-	var first []string
-	eventually(t, 60*time.Second, "a running pod", func() bool {
-		first = s.runningPods("replace-")
-		return len(first) == 1
+	s.applyYAML(replaceAtOnceJob)
+	var first, atOnce []string
+	eventually(t, 60*time.Second, "a running pod of each Job", func() bool {
+		first, atOnce = s.runningPods("replace-"), s.runningPods("atonce-")
+		return len(first) == 1 && len(atOnce) == 1
 	})
-	s.kubectl("delete", "pod", first[0], "--wait=false")
+	s.kubectl("delete", "pod", first[0], atOnce[0], "--wait=false")
 	eventually(t, 30*time.Second, "terminating 1", func() bool {
 		return s.jsonpath("job/replace", "{.status.terminating}|{.status.active}") == "1|"
 	})
@@ -416,6 +434,16 @@ func TestPodReplacementPolicyFailed(t *testing.T) {
 	s.openGate(second...)
 	s.waitCondition("job/replace", "complete", 60*time.Second)
 	s.expectJSONPath(t, "job/replace", "{.status.succeeded}|{.status.failed}|{.status.terminating}", "1|1|0")
+
+	eventually(t, 30*time.Second, "job atonce replaces the pod that still terminates", func() bool {
+		pods := s.podsOf("atonce")
+		return len(pods) == 2 && s.jsonpath("pod/"+atOnce[0], "{.metadata.deletionTimestamp}") != ""
+	})
+	s.expectJSONPath(t, "job/atonce", "{.status.active}|{.status.terminating}|{.status.failed}", "1|1|1")
+	s.kubectl("delete", "pod", atOnce[0], "--grace-period=0", "--force") // do not wait out its trap
+	s.openGate(s.runningPods("atonce-")...)
+	s.waitCondition("job/atonce", "complete", 60*time.Second)
+	s.expectJSONPath(t, "job/atonce", "{.status.succeeded}|{.status.failed}|{.status.terminating}", "1|1|0")
 
 	lines := watch.snapshot()
 	failed := indexOf(lines, func(f []string) bool { return len(f) >= 3 && f[1] == first[0] && f[2] == "Failed" })
@@ -473,6 +501,15 @@ func TestSuccessPolicyIndexZero(t *testing.T) {
 	}
 	if got := strings.Join(reasons, ","); got != "SuccessfulCreate,SuccessfulCreate,SuccessfulCreate,SuccessfulDelete,SuccessfulDelete,Completed" {
 		t.Errorf("events = %q", events)
+	}
+	var others []string
+	for _, p := range pods {
+		if p != leader {
+			others = append(others, "Normal/SuccessfulDelete/Deleted pod: "+p)
+		}
+	}
+	if len(events) == 6 && (!sameSet(events[3:5], others) || events[5] != "Normal/Completed/Job completed") {
+		t.Errorf("events = %q, want deletes %q then Normal/Completed/Job completed", events, others)
 	}
 	eventually(t, 30*time.Second, "the other pods gone", func() bool {
 		left := s.podsOf("leader")
