@@ -39,6 +39,8 @@ type Agent struct {
 	// and takes them from its node's pod CIDR.
 	ownIPs bool
 	peers  *peers
+	// started: the start events are recorded (once per process).
+	started bool
 
 	mu           sync.Mutex
 	states       map[string]*podState // by namespace/name

@@ -62,6 +62,10 @@ func (a *Agent) registerNode(ctx context.Context) error {
 	}
 	a.nodeUID = node.UID
 	a.usePodCIDR(node)
+	if !a.started {
+		a.started = true
+		a.recordStarting()
+	}
 	if err := a.patchNodeStatus(ctx, node); err != nil {
 		return err
 	}
@@ -137,7 +141,8 @@ func (a *Agent) patchNodeStatus(ctx context.Context, node *corev1.Node) error {
 	if err != nil {
 		return fmt.Errorf("encode node: %w", err)
 	}
-	newJSON, err := json.Marshal(corev1.Node{Status: a.nodeStatus(&node.Status)})
+	next := a.nodeStatus(&node.Status)
+	newJSON, err := json.Marshal(corev1.Node{Status: next})
 	if err != nil {
 		return fmt.Errorf("encode node: %w", err)
 	}
@@ -152,6 +157,7 @@ func (a *Agent) patchNodeStatus(ctx context.Context, node *corev1.Node) error {
 	if err != nil {
 		return fmt.Errorf("patch node %s status: %w", node.Name, err)
 	}
+	a.recordConditionEvents(node.Status.Conditions, next.Conditions)
 	return nil
 }
 

@@ -54,12 +54,16 @@ type Controller struct {
 	clock    clock.Clock
 	log      *slog.Logger
 	recorder record.EventRecorder
-	events   record.EventBroadcaster
-	evicted  prometheus.Counter
-	kick     chan struct{}
+	// nodeEvents records the node controller's events on nodes.
+	nodeEvents record.EventRecorder
+	events     record.EventBroadcaster
+	evicted    prometheus.Counter
+	kick       chan struct{}
 
 	mu     sync.Mutex
 	probes map[string]time.Time
+	// registered: nodes whose RegisteredNode event is recorded.
+	registered map[string]bool
 }
 
 // New builds the controller on factory's node, lease and pod informers.
@@ -76,11 +80,12 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, c
 		client: client, factory: factory, opts: opts, clock: clk, log: logger.With("controller", "node-lifecycle"),
 		nodes: factory.Core().V1().Nodes().Lister(), pods: factory.Core().V1().Pods().Lister(),
 		events: b, recorder: b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "taint-eviction-controller"}),
+		nodeEvents: b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "node-controller"}),
 		evicted: prometheus.NewCounter(prometheus.CounterOpts{
 			Subsystem: "taint_eviction_controller", Name: "pod_deletions_total",
 			Help: "Total number of Pods deleted by the taint eviction controller since its start.",
 		}),
-		kick: make(chan struct{}, 1), probes: map[string]time.Time{},
+		kick: make(chan struct{}, 1), probes: map[string]time.Time{}, registered: map[string]bool{},
 	}
 	if reg != nil {
 		if err := reg.Register(c.evicted); err != nil {
@@ -144,7 +149,12 @@ func (c *Controller) onNode(old, cur any) {
 	if _, seen := c.probes[n.Name]; !seen {
 		c.probes[n.Name] = c.clock.Now()
 	}
+	registered := c.registered[n.Name]
+	c.registered[n.Name] = true
 	c.mu.Unlock()
+	if !registered {
+		c.nodeEvents.Eventf(nodeRef(n), corev1.EventTypeNormal, "RegisteredNode", "Node %s event: Registered Node %s in Controller", n.Name, n.Name)
+	}
 	if o, ok := old.(*corev1.Node); !ok || !equality.Semantic.DeepEqual(o.Spec.Taints, n.Spec.Taints) || readyStatus(o) != readyStatus(n) {
 		c.wake()
 	}
@@ -221,11 +231,19 @@ func (c *Controller) monitorNode(ctx context.Context, node *corev1.Node) error {
 			if err := c.patchConditions(ctx, node.Name, conds); err != nil {
 				return err
 			}
+			if readyStatus(node) == corev1.ConditionTrue {
+				c.nodeEvents.Eventf(nodeRef(node), corev1.EventTypeNormal, "NodeNotReady", "Node %s status is now: %s", node.Name, "NodeNotReady")
+			}
 			node = node.DeepCopy()
 			node.Status.Conditions = mergeConditions(node.Status.Conditions, conds)
 		}
 	}
 	return c.syncTaints(ctx, node, now)
+}
+
+// nodeRef refers to a node in the node controller's events.
+func nodeRef(n *corev1.Node) *corev1.ObjectReference {
+	return &corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: n.Name, UID: n.UID}
 }
 
 func mergeConditions(have, set []corev1.NodeCondition) []corev1.NodeCondition {
