@@ -493,3 +493,42 @@ func (s *server) configMapRVsAll(t *testing.T) map[string]string {
 	}
 	return rvs
 }
+
+const perIndexCrashJob = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: perindex
+spec:
+  completionMode: Indexed
+  completions: 40
+  parallelism: 10
+  backoffLimitPerIndex: 1
+  template:
+    spec:
+      containers:
+      - name: main
+        image: busybox
+        command: ["sh", "-c", "sleep 0.$(($$ %% 5)); [ $(($JOB_COMPLETION_INDEX %% 7)) != 3 ]"]
+      restartPolicy: Never
+`
+
+// TestCrashWithFailedIndexes: kill -9 while indexes fail and are retried
+// after the per-index backoff; failures are counted exactly once.
+func TestCrashWithFailedIndexes(t *testing.T) {
+	s := startServer(t)
+	s.applyYAML(strings.ReplaceAll(perIndexCrashJob, "%%", "%"))
+	eventually(t, 60*time.Second, "first failures", func() bool {
+		return s.jsonpath("job/perindex", "{.status.failed}") != ""
+	})
+	s.crashAndRestart(t)
+	eventually(t, 60*time.Second, "a failed index", func() bool {
+		return s.jsonpath("job/perindex", "{.status.failedIndexes}") != ""
+	})
+	s.crashAndRestart(t)
+	s.waitCondition("job/perindex", "failed", 120*time.Second)
+	s.expectJSONPath(t, "job/perindex", "{.status.failedIndexes}|{.status.completedIndexes}|{.status.failed}|{.status.succeeded}|{.status.active}",
+		"3,10,17,24,31,38|0-2,4-9,11-16,18-23,25-30,32-37,39|12|34|")
+	if got := s.conditionTypes("job/perindex"); got != "FailureTarget=True/FailedIndexes;Failed=True/FailedIndexes;" {
+		t.Errorf("conditions = %q", got)
+	}
+}
