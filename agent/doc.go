@@ -7,8 +7,9 @@
 //
 //	GET /containerLogs/{namespace}/{pod}/{container}?follow=&previous=&tailLines=&sinceSeconds=&sinceTime=&timestamps=&limitBytes=
 //	/exec/{namespace}/{pod}/{container}?command=...&input=1&output=1&error=1&tty=1
+//	/attach/{namespace}/{pod}/{container}?input=1&output=1&error=1&tty=1
 //
-// Exec speaks WebSocket v5.channel.k8s.io (and v4) and SPDY (through
+// Exec and attach speak WebSocket v5.channel.k8s.io (and v4) and SPDY (through
 // k8s.io/cri-streaming, the kubelet's own server).
 //
 // Pod IPs: each pod gets its own loopback address from its node's

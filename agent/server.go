@@ -37,6 +37,8 @@ func (a *Agent) server() *http.Server {
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", a.handleLogs)
 	mux.HandleFunc("/exec/{namespace}/{pod}/{container}", a.handleExec)
 	mux.HandleFunc("/exec/{namespace}/{pod}/{uid}/{container}", a.handleExec)
+	mux.HandleFunc("/attach/{namespace}/{pod}/{container}", a.handleAttach)
+	mux.HandleFunc("/attach/{namespace}/{pod}/{uid}/{container}", a.handleAttach)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	cert := a.cfg.TLSCertificate
 	if cert == nil {
@@ -188,10 +190,37 @@ func (a *Agent) handleExec(w http.ResponseWriter, r *http.Request) {
 	}
 	ex := &executor{rt: a.cfg.Runtime, uid: uid}
 	if wsstream.IsWebSocketRequest(r) {
-		a.serveWebSocketExec(w, r, ex, container, cmd, opts)
+		a.serveWebSocketExec(w, r, ex, container, cmd, opts, false)
 		return
 	}
 	criremotecommand.ServeExec(w, r, ex, name, string(uid), container, cmd, opts,
+		streamIdleTimeout, streamCreationTimeout, criremotecommand.SupportedStreamingProtocols)
+}
+
+// handleAttach attaches to a running container's stdio (kubectl attach,
+// kubectl run -i).
+func (a *Agent) handleAttach(w http.ResponseWriter, r *http.Request) {
+	ns, name, container := r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container")
+	uid, ok := a.podUID(ns, name)
+	if !ok {
+		http.Error(w, fmt.Sprintf("pod %s/%s not found", ns, name), http.StatusNotFound)
+		return
+	}
+	if _, ok := a.cfg.Runtime.(runtime.Attacher); !ok {
+		http.Error(w, "attach is not supported by this runtime", http.StatusBadRequest)
+		return
+	}
+	opts, err := criremotecommand.NewOptions(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	ex := &executor{rt: a.cfg.Runtime, uid: uid}
+	if wsstream.IsWebSocketRequest(r) {
+		a.serveWebSocketExec(w, r, ex, container, nil, opts, true)
+		return
+	}
+	criremotecommand.ServeAttach(w, r, ex, name, string(uid), container, opts,
 		streamIdleTimeout, streamCreationTimeout, criremotecommand.SupportedStreamingProtocols)
 }
 
@@ -202,6 +231,20 @@ type executor struct {
 }
 
 func (e *executor) ExecInContainer(ctx context.Context, _, _, container string, cmd []string, in io.Reader, out, errw io.WriteCloser, tty bool, resize <-chan criremotecommand.TerminalSize, _ time.Duration) error {
+	return e.rt.Exec(ctx, e.uid, container, cmd, execStreams(ctx, in, out, errw, tty, resize))
+}
+
+// AttachContainer implements the streaming server's Attacher.
+func (e *executor) AttachContainer(ctx context.Context, _, _, container string, in io.Reader, out, errw io.WriteCloser, tty bool, resize <-chan criremotecommand.TerminalSize) error {
+	at, ok := e.rt.(runtime.Attacher)
+	if !ok {
+		return fmt.Errorf("attach is not supported by this runtime")
+	}
+	return at.Attach(ctx, e.uid, container, execStreams(ctx, in, out, errw, tty, resize))
+}
+
+// execStreams adapts the streaming server's streams to the runtime's.
+func execStreams(ctx context.Context, in io.Reader, out, errw io.WriteCloser, tty bool, resize <-chan criremotecommand.TerminalSize) runtime.ExecStreams {
 	s := runtime.ExecStreams{TTY: tty}
 	if in != nil {
 		s.Stdin = in
@@ -226,13 +269,13 @@ func (e *executor) ExecInContainer(ctx context.Context, _, _, container string, 
 			}
 		}()
 	}
-	return e.rt.Exec(ctx, e.uid, container, cmd, s)
+	return s
 }
 
 // serveWebSocketExec speaks the v5 (and v4) channel protocol: channels 0
 // stdin, 1 stdout, 2 stderr, 3 error (a Status as JSON), 4 resize; v5 adds
 // 255 to close a stream.
-func (a *Agent) serveWebSocketExec(w http.ResponseWriter, r *http.Request, ex *executor, container string, cmd []string, opts *criremotecommand.Options) {
+func (a *Agent) serveWebSocketExec(w http.ResponseWriter, r *http.Request, ex *executor, container string, cmd []string, opts *criremotecommand.Options, attach bool) {
 	channels := []wsstream.ChannelType{channel(opts.Stdin, wsstream.ReadChannel), channel(opts.Stdout, wsstream.WriteChannel),
 		channel(opts.Stderr, wsstream.WriteChannel), wsstream.WriteChannel, wsstream.ReadChannel}
 	conn := wsstream.NewConn(map[string]wsstream.ChannelProtocolConfig{
@@ -273,7 +316,12 @@ func (a *Agent) serveWebSocketExec(w http.ResponseWriter, r *http.Request, ex *e
 		resize = make(chan criremotecommand.TerminalSize)
 		go decodeResize(r.Context(), streams[4], resize)
 	}
-	runErr := ex.ExecInContainer(r.Context(), "", "", container, cmd, in, out, errw, opts.TTY, resize, 0)
+	var runErr error
+	if attach {
+		runErr = ex.AttachContainer(r.Context(), "", "", container, in, out, errw, opts.TTY, resize)
+	} else {
+		runErr = ex.ExecInContainer(r.Context(), "", "", container, cmd, in, out, errw, opts.TTY, resize, 0)
+	}
 	status := execStatus(runErr)
 	b, _ := json.Marshal(status)
 	_, _ = streams[3].Write(b)

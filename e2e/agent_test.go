@@ -234,6 +234,7 @@ func TestPodLifecycle(t *testing.T) {
 	sub("exec isolation", func(t *testing.T) { testExecIsolation(t, s) })
 	sub("delete runs TERM trap", func(t *testing.T) { testDeleteTrap(t, s) })
 	sub("logs follow", func(t *testing.T) { testLogsFollow(t, s) })
+	sub("run -i attaches stdin", func(t *testing.T) { testRunAttach(t, s) })
 	sub("subdomain DNS", func(t *testing.T) { testSubdomainDNS(t, s) })
 	sub("no command", func(t *testing.T) { testNoCommand(t, s) })
 	sub("OOMKilled", func(t *testing.T) { testOOMKilled(t, s) })
@@ -394,6 +395,19 @@ spec:
 	// "second" is written only after the stream is open: it must arrive on it.
 	s.kubectl("exec", "follow", "--", "touch", "go")
 	expectLine(t, lines, "second")
+}
+
+// testRunAttach: kubectl run -i attaches the terminal's stdin to the
+// container (stdin, stdinOnce) and --rm deletes the pod afterwards.
+func testRunAttach(t *testing.T, s *server) {
+	out, err := s.kubectlStdin("input line\n", "run", "-i", "--rm", "attached", "--image=busybox", "--restart=Never",
+		"--", "sh", "-c", "read x; echo got $x")
+	if err != nil || !strings.Contains(out, "got input line\n") || !strings.Contains(out, `pod "attached" deleted`) {
+		t.Errorf("kubectl run -i: %v\n%s", err, out)
+	}
+	if strings.Contains(out, "couldn't attach") {
+		t.Errorf("kubectl run -i fell back to logs:\n%s", out)
+	}
 }
 
 func expectLine(t *testing.T, lines <-chan string, want string) {

@@ -123,3 +123,14 @@ func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 func NotFoundf(format string, args ...any) error {
 	return &NotFoundError{Message: fmt.Sprintf(format, args...)}
 }
+
+// Attacher is implemented by runtimes that can attach to a running
+// container's standard streams (kubectl attach, kubectl run -i). Output
+// written from the moment of attaching goes to s.Stdout and s.Stderr (both
+// to s.Stdout with a TTY); s.Stdin feeds the container's stdin when its
+// spec asks for one (stdin: true), and with stdinOnce the container's stdin
+// closes when the first attached stdin ends. Attach returns when the
+// container exits or ctx ends.
+type Attacher interface {
+	Attach(ctx context.Context, uid types.UID, container string, s ExecStreams) error
+}

@@ -226,6 +226,10 @@ type proc struct {
 	exited chan struct{}
 	// readyFile appears once a namespaced container's mounts are made.
 	readyFile string
+	// taps receive the output while someone is attached.
+	taps taps
+	// stdin is the container's stdin when its spec asks for one.
+	stdin *stdinPipe
 }
 
 // startProcess starts argv with stdout and stderr going to the log.
@@ -234,8 +238,8 @@ func (p *pod) startProcess(c *ctr, n int, argv []string, env []envVar, workDir, 
 	if err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
 	}
-	lf := &logFile{f: f, now: p.rt.clock.Now}
 	pr := &proc{exited: make(chan struct{})}
+	lf := &logFile{f: f, now: p.rt.clock.Now, tee: pr.taps.write}
 	if p.sandbox != nil {
 		pr.ns = true
 		pm := podMounts{hostname: p.hostname, hostsFile: filepath.Join(p.dir, "hosts"), tmpDir: filepath.Join(p.dir, "tmp"),
@@ -280,21 +284,32 @@ func (p *pod) startProcess(c *ctr, n int, argv []string, env []envVar, workDir, 
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
-	devnull, _ := os.Open(os.DevNull)
-	cmd.Stdin = devnull
+	stdin, err := containerStdin(c)
+	if err != nil {
+		cg.remove()
+		f.Close()
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		return nil, err
+	}
+	cmd.Stdin = stdin.r
 	err = cmd.Start()
 	outW.Close()
 	errW.Close()
-	if devnull != nil {
-		devnull.Close()
-	}
+	stdin.r.Close()
 	if err != nil {
 		outR.Close()
 		errR.Close()
 		f.Close()
 		cg.remove()
+		if stdin.pipe != nil {
+			stdin.pipe.close()
+		}
 		return nil, err
 	}
+	pr.stdin = stdin.pipe
 	pr.cmd = cmd
 	pr.drain.Add(2)
 	go func() { defer pr.drain.Done(); lf.copyStream("stdout", outR); outR.Close() }()
@@ -304,6 +319,28 @@ func (p *pod) startProcess(c *ctr, n int, argv []string, env []envVar, workDir, 
 		f.Close()
 	}()
 	return pr, nil
+}
+
+// stdinSource is what a container process reads as stdin: /dev/null, or a
+// pipe fed by attach when the spec asks for stdin.
+type stdinSource struct {
+	r    *os.File
+	pipe *stdinPipe
+}
+
+func containerStdin(c *ctr) (stdinSource, error) {
+	if !c.spec.Stdin {
+		r, err := os.Open(os.DevNull)
+		if err != nil {
+			return stdinSource{}, fmt.Errorf("open %s: %w", os.DevNull, err)
+		}
+		return stdinSource{r: r}, nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return stdinSource{}, fmt.Errorf("stdin pipe: %w", err)
+	}
+	return stdinSource{r: r, pipe: &stdinPipe{w: w, once: c.spec.StdinOnce}}, nil
 }
 
 // mounts lists c's volumeMounts as bind mounts.
@@ -327,6 +364,9 @@ func (p *pod) mounts(c *ctr) []mount {
 func (pr *proc) wait() (int32, bool) {
 	_ = pr.cmd.Wait()
 	close(pr.exited)
+	if pr.stdin != nil {
+		pr.stdin.close()
+	}
 	done := make(chan struct{})
 	go func() { pr.drain.Wait(); close(done) }()
 	select {

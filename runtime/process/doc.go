@@ -13,4 +13,6 @@
 // host's programs. A container without a command cannot start (StartError).
 // Without a workingDir a container runs in its pod's scratch directory.
 // Memory and cpu limits are applied with cgroup v2 when it is writable.
+// A container whose spec asks for stdin reads a pipe that attach feeds
+// (closed after the first attach with stdinOnce); others read /dev/null.
 package process

@@ -24,6 +24,8 @@ type logFile struct {
 	mu  sync.Mutex
 	f   *os.File
 	now func() time.Time
+	// tee, when set, also receives each chunk as the container wrote it.
+	tee func(stream string, p []byte)
 }
 
 func (l *logFile) writeEntry(stream string, full bool, content []byte) {
@@ -42,6 +44,9 @@ func (l *logFile) copyStream(stream string, r io.Reader) {
 	for {
 		line, err := br.ReadSlice('\n')
 		if len(line) > 0 {
+			if l.tee != nil {
+				l.tee(stream, line)
+			}
 			full := line[len(line)-1] == '\n'
 			if full {
 				line = line[:len(line)-1]
