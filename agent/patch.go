@@ -18,23 +18,29 @@ import (
 // ones do not survive the merge. A server without strategic merge patch
 // gets a JSON merge patch with the full condition list.
 func (a *Agent) patchStatus(ctx context.Context, pod *corev1.Pod, status *corev1.PodStatus) error {
+	_, err := a.patchStatusRV(ctx, pod, status)
+	return err
+}
+
+// patchStatusRV is patchStatus returning the pod's new resourceVersion.
+func (a *Agent) patchStatusRV(ctx context.Context, pod *corev1.Pod, status *corev1.PodStatus) (string, error) {
 	body, err := statusPatch(pod.UID, status, nil)
 	if err != nil {
-		return err
+		return "", err
 	}
 	pods := a.cfg.Client.CoreV1().Pods(pod.Namespace)
-	_, err = pods.Patch(ctx, pod.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status")
+	out, err := pods.Patch(ctx, pod.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status")
 	if apierrors.IsUnsupportedMediaType(err) {
 		body, err = statusPatch(pod.UID, status, mergeOthers(status.Conditions, pod.Status.Conditions))
 		if err != nil {
-			return err
+			return "", err
 		}
-		_, err = pods.Patch(ctx, pod.Name, types.MergePatchType, body, metav1.PatchOptions{}, "status")
+		out, err = pods.Patch(ctx, pod.Name, types.MergePatchType, body, metav1.PatchOptions{}, "status")
 	}
 	if err != nil {
-		return fmt.Errorf("patch status of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		return "", fmt.Errorf("patch status of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	return nil
+	return out.ResourceVersion, nil
 }
 
 // statusPatch renders the patch body; conds, when set, replaces the status

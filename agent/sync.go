@@ -28,6 +28,7 @@ type podState struct {
 	message     string
 	shutdown    bool
 	written     *corev1.PodStatus // last status written
+	writtenRV   string            // the pod's resourceVersion after that write
 	deleting    bool
 	prober      *prober
 }
@@ -260,14 +261,15 @@ func (a *Agent) writeStatus(ctx context.Context, pod *corev1.Pod, st *podState, 
 	if prev == nil {
 		prev = &pod.Status
 	}
-	if ownFieldsEqual(prev, &next) {
+	if ownFieldsEqual(prev, &next) && !readinessReverted(&pod.Status, pod.ResourceVersion, st.written, st.writtenRV) {
 		return nil
 	}
-	if err := a.patchStatus(ctx, pod, &next); err != nil {
+	rv, err := a.patchStatusRV(ctx, pod, &next)
+	if err != nil {
 		return err
 	}
 	a.mu.Lock()
-	st.written = &next
+	st.written, st.writtenRV = &next, rv
 	a.mu.Unlock()
 	return nil
 }

@@ -235,6 +235,7 @@ func TestPodLifecycle(t *testing.T) {
 	sub("delete runs TERM trap", func(t *testing.T) { testDeleteTrap(t, s) })
 	sub("logs follow", func(t *testing.T) { testLogsFollow(t, s) })
 	sub("run -i attaches stdin", func(t *testing.T) { testRunAttach(t, s) })
+	sub("readiness restored", func(t *testing.T) { testReadinessRestored(t, s) })
 	sub("subdomain DNS", func(t *testing.T) { testSubdomainDNS(t, s) })
 	sub("no command", func(t *testing.T) { testNoCommand(t, s) })
 	sub("OOMKilled", func(t *testing.T) { testOOMKilled(t, s) })
@@ -408,6 +409,19 @@ func testRunAttach(t *testing.T, s *server) {
 	if strings.Contains(out, "couldn't attach") {
 		t.Errorf("kubectl run -i fell back to logs:\n%s", out)
 	}
+}
+
+// testReadinessRestored: when something else (the node controller, for a
+// node it believes silent) marks a running pod not ready, the live agent
+// puts its readiness back.
+func testReadinessRestored(t *testing.T, s *server) {
+	s.apply(sleeperPod("ready-back"))
+	s.waitPhase("ready-back", 60*time.Second, "Running")
+	ready := `{.status.conditions[?(@.type=="Ready")].status}`
+	eventually(t, 30*time.Second, "Ready=True", func() bool { return s.jsonpath("pod/ready-back", ready) == "True" })
+	s.kubectl("patch", "pod", "ready-back", "--subresource=status", "--type=strategic",
+		"--patch", `{"status":{"conditions":[{"type":"Ready","status":"False"}]}}`)
+	eventually(t, 30*time.Second, "Ready=True again", func() bool { return s.jsonpath("pod/ready-back", ready) == "True" })
 }
 
 func expectLine(t *testing.T, lines <-chan string, want string) {

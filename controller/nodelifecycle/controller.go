@@ -225,6 +225,7 @@ func (c *Controller) monitorNode(ctx context.Context, node *corev1.Node) error {
 	}
 	c.mu.Unlock()
 	now := metav1.NewTime(c.clock.Now())
+	var markErr error
 	if heartbeatLost(last, now.Time, c.opts.GracePeriod) {
 		if conds, changed := unknownConditions(node, now); changed {
 			c.log.Info("node stopped posting status", "node", node.Name)
@@ -233,12 +234,13 @@ func (c *Controller) monitorNode(ctx context.Context, node *corev1.Node) error {
 			}
 			if readyStatus(node) == corev1.ConditionTrue {
 				c.nodeEvents.Eventf(nodeRef(node), corev1.EventTypeNormal, "NodeNotReady", "Node %s status is now: %s", node.Name, "NodeNotReady")
+				markErr = c.markPodsNotReady(ctx, node.Name, now)
 			}
 			node = node.DeepCopy()
 			node.Status.Conditions = mergeConditions(node.Status.Conditions, conds)
 		}
 	}
-	return c.syncTaints(ctx, node, now)
+	return errors.Join(markErr, c.syncTaints(ctx, node, now))
 }
 
 // nodeRef refers to a node in the node controller's events.

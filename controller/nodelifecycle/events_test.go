@@ -18,13 +18,16 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
-// The node controller records RegisteredNode when it first sees a node and
-// NodeNotReady when a Ready node stops posting status, as upstream.
+// The node controller records RegisteredNode when it first sees a node;
+// when a Ready node stops posting status it records NodeNotReady and marks
+// the node's ready pods not ready, as upstream.
 func TestNodeControllerEvents(t *testing.T) {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "uid-n1"},
 		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: LeaseNamespace, Name: "n1"}}
-	client := fake.NewClientset(node, lease)
+	ready := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "ready", UID: "uid-ready"}, Spec: corev1.PodSpec{NodeName: "n1"},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
+	client := fake.NewClientset(node, lease, ready)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	clk := clocktesting.NewFakeClock(t0)
 	c, err := New(client, factory, clk, slog.New(slog.NewTextHandler(io.Discard, nil)), prometheus.NewRegistry(), Options{})
@@ -46,6 +49,14 @@ func TestNodeControllerEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectEvent(t, rec, "Normal NodeNotReady Node n1 status is now: NodeNotReady")
+	expectEvent(t, rec, "Warning NodeNotReady Node is not ready")
+	p, err := client.CoreV1().Pods("ns").Get(ctx, "ready", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Status.Conditions) != 1 || p.Status.Conditions[0].Status != corev1.ConditionFalse || !p.Status.Conditions[0].LastTransitionTime.Equal(&metav1.Time{Time: clk.Now()}) {
+		t.Errorf("pod conditions after the node went silent: %+v", p.Status.Conditions)
+	}
 	select {
 	case e := <-rec.Events:
 		t.Errorf("unexpected event %q", e)
@@ -62,5 +73,19 @@ func expectEvent(t *testing.T, rec *record.FakeRecorder, want string) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatalf("no event %q", want)
+	}
+}
+
+func TestPodsToMarkNotReady(t *testing.T) {
+	pod := func(name, node string, ready corev1.ConditionStatus) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{NodeName: node}}
+		if ready != "" {
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: ready}}
+		}
+		return p
+	}
+	got := podsToMarkNotReady([]*corev1.Pod{pod("a", "n1", "True"), pod("b", "n1", "False"), pod("c", "n2", "True"), pod("d", "n1", "")}, "n1")
+	if len(got) != 1 || got[0].Name != "a" {
+		t.Fatalf("pods to mark = %v, want only a", got)
 	}
 }
