@@ -17,6 +17,7 @@ import (
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 	"k8s.io/utils/clock"
 
 	"github.com/batchlet/batchlet/storage"
@@ -322,7 +323,7 @@ func (b *Backend) isClosed() bool {
 
 // mapErr turns bbolt's closed-database error into storage.ErrClosed.
 func mapErr(err error) error {
-	if errors.Is(err, bbolt.ErrDatabaseNotOpen) {
+	if errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
 		return storage.ErrClosed
 	}
 	return err

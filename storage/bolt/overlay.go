@@ -58,14 +58,6 @@ func (o *overlay) checkpointed(n int) {
 	o.pending = o.pending[n:]
 }
 
-// lastRev is the revision of the latest pending event, or 0.
-func (o *overlay) lastRev() int64 {
-	if len(o.pending) == 0 {
-		return 0
-	}
-	return o.pending[len(o.pending)-1].KV.ModRevision
-}
-
 // under returns the states of the keys under prefix and after after, as
 // lister overrides (nil: deleted).
 func (o *overlay) under(prefix, after string) map[string]*storage.KeyValue {
