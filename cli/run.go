@@ -29,7 +29,6 @@ type runFlags struct {
 	output     string
 	namespace  string
 	runtime    string
-	embedded   bool
 }
 
 func newRunCommand() *cobra.Command {

@@ -38,6 +38,7 @@ type dependentView struct {
 type actionKind int
 
 const (
+	// actNone leaves the item alone; it is the zero value.
 	actNone actionKind = iota
 	// actRemoveOwnerRefs patches away the references listed in uids.
 	actRemoveOwnerRefs
@@ -58,16 +59,16 @@ type action struct {
 // decideDependent decides the fate of a dependent from its owners' states.
 func decideDependent(v dependentView) action {
 	if v.beingDeleted && !v.deletingDependents {
-		return action{}
+		return action{kind: actNone}
 	}
 	if len(v.owners) == 0 {
-		return action{}
+		return action{kind: actNone}
 	}
 	solid, gone, waiting := splitOwners(v.owners)
 	switch {
 	case solid > 0:
 		if len(gone) == 0 && len(waiting) == 0 {
-			return action{}
+			return action{kind: actNone}
 		}
 		return action{kind: actRemoveOwnerRefs, uids: append(gone, waiting...)}
 	case len(waiting) > 0 && v.hasDependents:

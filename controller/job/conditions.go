@@ -38,16 +38,6 @@ func IsJobFinished(job *batch.Job) bool {
 	return hasTrueCondition(job, batch.JobComplete) || hasTrueCondition(job, batch.JobFailed)
 }
 
-// finishTime is the lastTransitionTime of the terminal condition.
-func finishTime(job *batch.Job) (time.Time, bool) {
-	for _, c := range job.Status.Conditions {
-		if (c.Type == batch.JobComplete || c.Type == batch.JobFailed) && c.Status == v1.ConditionTrue {
-			return c.LastTransitionTime.Time, true
-		}
-	}
-	return time.Time{}, false
-}
-
 // ensureConditionStatus appends a condition (unless its status is False) or
 // rewrites an existing one whose status, reason or message differ. It
 // returns the list and whether it changed.
