@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // deleteOptions reads DeleteOptions from the body or the query.
@@ -42,6 +44,7 @@ func (s *Server) deleteOptions(w http.ResponseWriter, r *http.Request) (*metav1.
 	}
 	if v := q.Get("orphanDependents"); v != "" {
 		b := v == "true"
+		//lint:ignore SA1019 kube-apiserver still honours the deprecated orphanDependents for older clients; so do we
 		opts.OrphanDependents = &b
 	}
 	if isDryRun(r) {
@@ -73,6 +76,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, info reque
 
 func (s *Server) writeDeleteResult(w http.ResponseWriter, r *http.Request, res *registry.Resource, obj runtime.Object, deleted bool, opts *metav1.DeleteOptions) {
 	code := http.StatusOK
+	//lint:ignore SA1019 kube-apiserver still honours the deprecated orphanDependents for older clients; so do we
 	if !deleted && opts.OrphanDependents != nil && !*opts.OrphanDependents {
 		code = http.StatusAccepted
 	}
@@ -144,14 +148,22 @@ func checkPreconditions(res *registry.Resource, obj runtime.Object, p *metav1.Pr
 	}
 	m := accessor(obj)
 	if p.UID != nil && *p.UID != m.GetUID() {
-		return apierrors.NewConflict(res.GroupResource(), m.GetName(),
-			fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, m.GetUID()))
+		return uidPreconditionFailed(res.GroupResource(), m.GetName(), *p.UID, m.GetUID())
 	}
 	if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
 		return apierrors.NewConflict(res.GroupResource(), m.GetName(),
+			//lint:ignore ST1005 upstream's exact message, shown to users in the Status
 			fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, m.GetResourceVersion()))
 	}
 	return nil
+}
+
+// uidPreconditionFailed is the Conflict kube-apiserver answers when a
+// request's UID precondition does not match the object.
+func uidPreconditionFailed(gr schema.GroupResource, name string, want, got types.UID) error {
+	return apierrors.NewConflict(gr, name,
+		//lint:ignore ST1005 upstream's exact message, shown to users in the Status
+		fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", want, got))
 }
 
 // markDeleting applies propagation finalizers and graceful deletion to obj;
@@ -198,8 +210,10 @@ func propagation(res *registry.Resource, opts *metav1.DeleteOptions) metav1.Dele
 	switch {
 	case opts.PropagationPolicy != nil:
 		return *opts.PropagationPolicy
+	//lint:ignore SA1019 kube-apiserver still honours the deprecated orphanDependents for older clients; so do we
 	case opts.OrphanDependents != nil && *opts.OrphanDependents:
 		return metav1.DeletePropagationOrphan
+	//lint:ignore SA1019 kube-apiserver still honours the deprecated orphanDependents for older clients; so do we
 	case opts.OrphanDependents != nil:
 		return metav1.DeletePropagationBackground
 	case res.OrphanByDefault:

@@ -28,8 +28,7 @@ func (s *Server) handleBinding(w http.ResponseWriter, r *http.Request, info requ
 	_, err := s.updateObject(r.Context(), info.Res, info.Namespace, info.Name, modeRaw, isDryRun(r), func(cur runtime.Object) (runtime.Object, error) {
 		pod := cur.(*corev1.Pod)
 		if b.UID != "" && b.UID != pod.UID {
-			return nil, apierrors.NewConflict(info.Res.GroupResource(), pod.Name,
-				fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", b.UID, pod.UID))
+			return nil, uidPreconditionFailed(info.Res.GroupResource(), pod.Name, b.UID, pod.UID)
 		}
 		if pod.DeletionTimestamp != nil {
 			return nil, apierrors.NewConflict(info.Res.GroupResource(), pod.Name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", pod.Name))

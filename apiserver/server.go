@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -227,12 +226,4 @@ func keyPrefix(r *registry.Resource, namespace string) string {
 
 func objectKey(r *registry.Resource, namespace, name string) string {
 	return keyPrefix(r, namespace) + name
-}
-
-func splitKey(key string) (namespace, name string) {
-	parts := strings.Split(key, "/")
-	if len(parts) >= 6 {
-		return parts[4], parts[5]
-	}
-	return "", parts[len(parts)-1]
 }
