@@ -1,9 +1,9 @@
 package scheduler
 
 import (
-	"fmt"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/batchlet/batchlet/controller/metricsreg"
 )
 
 type metrics struct {
@@ -28,13 +28,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Pods preempted by the scheduler.",
 		}),
 	}
-	if reg == nil {
-		return m, nil
-	}
-	for _, c := range []prometheus.Collector{m.attempts, m.latency, m.preemptions} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("register scheduler metrics: %w", err)
-		}
+	if err := metricsreg.Register(reg, "scheduler", m.attempts, m.latency, m.preemptions); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -1,9 +1,9 @@
 package gc
 
 import (
-	"fmt"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/batchlet/batchlet/controller/metricsreg"
 )
 
 type metrics struct {
@@ -27,13 +27,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Work items the garbage collector had to retry.",
 		}),
 	}
-	if reg == nil {
-		return m, nil
-	}
-	for _, col := range []prometheus.Collector{m.deletions, m.orphaned, m.errors} {
-		if err := reg.Register(col); err != nil {
-			return nil, fmt.Errorf("register garbage collector metrics: %w", err)
-		}
+	if err := metricsreg.Register(reg, "garbage collector", m.deletions, m.orphaned, m.errors); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

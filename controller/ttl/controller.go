@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+
+	"github.com/batchlet/batchlet/controller/metricsreg"
 )
 
 // Options configure the TTL controller.
@@ -62,10 +64,8 @@ func NewController(jobInformer batchinformers.JobInformer, client kubernetes.Int
 			Buckets: prometheus.ExponentialBuckets(0.1, 2, 14),
 		}),
 	}
-	if opts.Registerer != nil {
-		if err := opts.Registerer.Register(c.deletion); err != nil {
-			return nil, fmt.Errorf("register ttl metrics: %w", err)
-		}
+	if err := metricsreg.Register(opts.Registerer, "ttl", c.deletion); err != nil {
+		return nil, err
 	}
 	_, err := jobInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
