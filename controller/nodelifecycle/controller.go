@@ -26,6 +26,9 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
+
+	"github.com/batchlet/batchlet/controller/internal/periodic"
+	"github.com/batchlet/batchlet/controller/metricsreg"
 )
 
 // Upstream defaults.
@@ -87,10 +90,8 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, c
 		}),
 		kick: make(chan struct{}, 1), probes: map[string]time.Time{}, registered: map[string]bool{},
 	}
-	if reg != nil {
-		if err := reg.Register(c.evicted); err != nil {
-			return nil, fmt.Errorf("register node lifecycle metrics: %w", err)
-		}
+	if err := metricsreg.Register(reg, "node lifecycle", c.evicted); err != nil {
+		return nil, err
 	}
 	return c, c.watch()
 }
@@ -184,20 +185,10 @@ func (c *Controller) Run(ctx context.Context, _ int) error {
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return fmt.Errorf("node lifecycle: wait for caches: %w", ctx.Err())
 	}
-	for {
-		if err := c.Pass(ctx); err != nil {
-			c.log.Info("node lifecycle pass failed", "err", err)
-		}
-		t := c.clock.NewTimer(c.opts.MonitorPeriod)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-c.kick:
-		case <-t.C():
-		}
-		t.Stop()
-	}
+	periodic.Run(ctx, c.clock, c.opts.MonitorPeriod, c.kick, c.Pass, func(err error) {
+		c.log.Info("node lifecycle pass failed", "err", err)
+	})
+	return nil
 }
 
 // Pass checks every node's heartbeat and taints, then evicts pods.

@@ -19,6 +19,9 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
+
+	"github.com/batchlet/batchlet/controller/internal/periodic"
+	"github.com/batchlet/batchlet/controller/metricsreg"
 )
 
 // Upstream defaults.
@@ -85,10 +88,8 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, c
 		}, []string{"reason"}),
 	}
 	c.synced = []cache.InformerSynced{factory.Core().V1().Pods().Informer().HasSynced, factory.Core().V1().Nodes().Informer().HasSynced}
-	if reg != nil {
-		if err := reg.Register(c.deleted); err != nil {
-			return nil, fmt.Errorf("register pod gc metrics: %w", err)
-		}
+	if err := metricsreg.Register(reg, "pod gc", c.deleted); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -99,18 +100,10 @@ func (c *Controller) Run(ctx context.Context, _ int) error {
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return fmt.Errorf("pod gc: wait for caches: %w", ctx.Err())
 	}
-	for {
-		if err := c.Pass(ctx); err != nil {
-			c.log.Info("pod gc pass failed", "err", err)
-		}
-		t := c.clock.NewTimer(c.opts.Period)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-t.C():
-		}
-	}
+	periodic.Run(ctx, c.clock, c.opts.Period, nil, c.Pass, func(err error) {
+		c.log.Info("pod gc pass failed", "err", err)
+	})
+	return nil
 }
 
 // Pass runs one collection over the informer caches.
