@@ -68,38 +68,18 @@ func validateContainerCommon(c *corev1.Container, volumes, names sets.Set[string
 	} else if !trimmed(c.Image) {
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("image"), c.Image, "must not have leading or trailing whitespace"))
 	}
-	allErrs = append(allErrs, validateTerminationMessagePolicy(c.TerminationMessagePolicy, fldPath.Child("terminationMessagePolicy"))...)
+	allErrs = append(allErrs, validateEnum(c.TerminationMessagePolicy, fldPath.Child("terminationMessagePolicy"),
+		corev1.TerminationMessageReadFile, corev1.TerminationMessageFallbackToLogsOnError)...)
 	allErrs = append(allErrs, validateProbe(c.LivenessProbe, true, fldPath.Child("livenessProbe"))...)
 	allErrs = append(allErrs, validateProbe(c.ReadinessProbe, false, fldPath.Child("readinessProbe"))...)
 	allErrs = append(allErrs, validateProbe(c.StartupProbe, true, fldPath.Child("startupProbe"))...)
 	allErrs = append(allErrs, validateContainerPorts(c.Ports, fldPath.Child("ports"))...)
 	allErrs = append(allErrs, validateEnv(c.Env, fldPath.Child("env"))...)
 	allErrs = append(allErrs, validateVolumeMounts(c.VolumeMounts, volumes, fldPath.Child("volumeMounts"))...)
-	allErrs = append(allErrs, validatePullPolicy(c.ImagePullPolicy, fldPath.Child("imagePullPolicy"))...)
+	allErrs = append(allErrs, validateEnum(c.ImagePullPolicy, fldPath.Child("imagePullPolicy"),
+		corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever)...)
 	allErrs = append(allErrs, validateResources(&c.Resources, fldPath.Child("resources"))...)
 	return allErrs
-}
-
-func validateTerminationMessagePolicy(p corev1.TerminationMessagePolicy, fldPath *field.Path) field.ErrorList {
-	switch p {
-	case corev1.TerminationMessageReadFile, corev1.TerminationMessageFallbackToLogsOnError:
-		return nil
-	case "":
-		return field.ErrorList{field.Required(fldPath, "")}
-	}
-	return field.ErrorList{field.NotSupported(fldPath, p, []corev1.TerminationMessagePolicy{
-		corev1.TerminationMessageReadFile, corev1.TerminationMessageFallbackToLogsOnError})}
-}
-
-func validatePullPolicy(p corev1.PullPolicy, fldPath *field.Path) field.ErrorList {
-	switch p {
-	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
-		return nil
-	case "":
-		return field.ErrorList{field.Required(fldPath, "")}
-	}
-	return field.ErrorList{field.NotSupported(fldPath, p, []corev1.PullPolicy{
-		corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever})}
 }
 
 func validateContainerPorts(ports []corev1.ContainerPort, fldPath *field.Path) field.ErrorList {
@@ -128,20 +108,10 @@ func validateContainerPorts(ports []corev1.ContainerPort, fldPath *field.Path) f
 				allErrs = append(allErrs, field.Invalid(idxPath.Child("hostPort"), p.HostPort, msg))
 			}
 		}
-		allErrs = append(allErrs, validateProtocol(p.Protocol, idxPath.Child("protocol"))...)
+		allErrs = append(allErrs, validateEnum(p.Protocol, idxPath.Child("protocol"),
+			corev1.ProtocolSCTP, corev1.ProtocolTCP, corev1.ProtocolUDP)...)
 	}
 	return allErrs
-}
-
-func validateProtocol(p corev1.Protocol, fldPath *field.Path) field.ErrorList {
-	switch p {
-	case corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP:
-		return nil
-	case "":
-		return field.ErrorList{field.Required(fldPath, "")}
-	}
-	return field.ErrorList{field.NotSupported(fldPath, p, []corev1.Protocol{
-		corev1.ProtocolSCTP, corev1.ProtocolTCP, corev1.ProtocolUDP})}
 }
 
 func validateEnv(env []corev1.EnvVar, fldPath *field.Path) field.ErrorList {

@@ -33,8 +33,10 @@ func ValidatePodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList 
 	names := sets.New[string]()
 	allErrs = append(allErrs, validateContainers(spec.Containers, volumes, names, fldPath.Child("containers"))...)
 	allErrs = append(allErrs, validateInitContainers(spec.InitContainers, volumes, names, fldPath.Child("initContainers"))...)
-	allErrs = append(allErrs, validateRestartPolicy(spec.RestartPolicy, fldPath.Child("restartPolicy"))...)
-	allErrs = append(allErrs, validateDNSPolicy(spec.DNSPolicy, fldPath.Child("dnsPolicy"))...)
+	allErrs = append(allErrs, validateEnum(spec.RestartPolicy, fldPath.Child("restartPolicy"),
+		corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever)...)
+	allErrs = append(allErrs, validateEnum(spec.DNSPolicy, fldPath.Child("dnsPolicy"),
+		corev1.DNSClusterFirstWithHostNet, corev1.DNSClusterFirst, corev1.DNSDefault, corev1.DNSNone)...)
 	allErrs = append(allErrs, metav1validation.ValidateLabels(spec.NodeSelector, fldPath.Child("nodeSelector"))...)
 	if spec.ServiceAccountName != "" {
 		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(spec.ServiceAccountName, false) {
@@ -66,30 +68,6 @@ func validateDNS1123Label(value string, fldPath *field.Path) field.ErrorList {
 		allErrs = append(allErrs, field.Invalid(fldPath, value, msg))
 	}
 	return allErrs
-}
-
-func validateRestartPolicy(p corev1.RestartPolicy, fldPath *field.Path) field.ErrorList {
-	switch p {
-	case corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever:
-		return nil
-	case "":
-		return field.ErrorList{field.Required(fldPath, "")}
-	default:
-		return field.ErrorList{field.NotSupported(fldPath, p, []corev1.RestartPolicy{
-			corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever})}
-	}
-}
-
-func validateDNSPolicy(p corev1.DNSPolicy, fldPath *field.Path) field.ErrorList {
-	switch p {
-	case corev1.DNSClusterFirstWithHostNet, corev1.DNSClusterFirst, corev1.DNSDefault, corev1.DNSNone:
-		return nil
-	case "":
-		return field.ErrorList{field.Required(fldPath, "")}
-	default:
-		return field.ErrorList{field.NotSupported(fldPath, p, []corev1.DNSPolicy{
-			corev1.DNSClusterFirstWithHostNet, corev1.DNSClusterFirst, corev1.DNSDefault, corev1.DNSNone})}
-	}
 }
 
 func validateTolerations(tolerations []corev1.Toleration, fldPath *field.Path) field.ErrorList {
