@@ -277,3 +277,20 @@ func TestServiceAndNamespace(t *testing.T) {
 		t.Errorf("namespace defaults wrong: %+v", ns)
 	}
 }
+
+func TestEphemeralContainerDefaults(t *testing.T) {
+	spec := &corev1.PodSpec{HostNetwork: true, EphemeralContainers: []corev1.EphemeralContainer{{
+		EphemeralContainerCommon: corev1.EphemeralContainerCommon{
+			Name: "debug", Image: "busybox:1.36", Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
+		},
+	}}}
+	PodSpec(spec)
+	want := corev1.EphemeralContainerCommon{
+		Name: "debug", Image: "busybox:1.36", Ports: []corev1.ContainerPort{{ContainerPort: 8080, Protocol: corev1.ProtocolTCP}},
+		ImagePullPolicy: corev1.PullIfNotPresent, TerminationMessagePath: "/dev/termination-log",
+		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+	}
+	if got := spec.EphemeralContainers[0].EphemeralContainerCommon; !reflect.DeepEqual(got, want) {
+		t.Errorf("ephemeral container defaults:\n got %+v\nwant %+v", got, want)
+	}
+}

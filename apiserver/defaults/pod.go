@@ -67,31 +67,27 @@ func PodSpec(spec *corev1.PodSpec) {
 
 // container applies SetDefaults_Container and the defaults of its children.
 func container(c *corev1.Container, hostNetwork bool) {
-	if c.ImagePullPolicy == "" {
-		c.ImagePullPolicy = ImagePullPolicyFor(c.Image)
-	}
-	if c.TerminationMessagePath == "" {
-		c.TerminationMessagePath = defaultTerminationMessagePath
-	}
-	if c.TerminationMessagePolicy == "" {
-		c.TerminationMessagePolicy = corev1.TerminationMessageReadFile
-	}
+	containerCommon(c)
 	for i := range c.Ports {
-		if c.Ports[i].Protocol == "" {
-			c.Ports[i].Protocol = corev1.ProtocolTCP
-		}
 		if hostNetwork && c.Ports[i].HostPort == 0 {
 			c.Ports[i].HostPort = c.Ports[i].ContainerPort
 		}
 	}
-	envVars(c.Env)
 	probe(c.LivenessProbe)
 	probe(c.ReadinessProbe)
 	probe(c.StartupProbe)
 	lifecycle(c.Lifecycle)
 }
 
+// ephemeral applies the defaults every kind of container gets.
+// EphemeralContainerCommon has exactly Container's fields, so it converts.
 func ephemeral(c *corev1.EphemeralContainerCommon) {
+	containerCommon((*corev1.Container)(c))
+}
+
+// containerCommon: pull policy, termination message path and policy, port
+// protocols and env defaults, shared by containers and ephemeral containers.
+func containerCommon(c *corev1.Container) {
 	if c.ImagePullPolicy == "" {
 		c.ImagePullPolicy = ImagePullPolicyFor(c.Image)
 	}
