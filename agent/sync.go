@@ -103,7 +103,8 @@ func (a *Agent) forget(key string, grace time.Duration) {
 	a.refreshSubdomain(st)
 }
 
-// syncNewPod starts a pod the runtime does not have yet.
+// syncNewPod starts a pod the agent has no record of: a new one, or one
+// whose containers were lost with a previous agent process (see recoverPod).
 func (a *Agent) syncNewPod(ctx context.Context, pod *corev1.Pod) error {
 	if pod.Spec.NodeName != a.cfg.NodeName {
 		return nil
@@ -145,6 +146,9 @@ func (a *Agent) syncNewPod(ctx context.Context, pod *corev1.Pod) error {
 	}
 	a.mu.Unlock()
 	run := pod.DeepCopy()
+	if rec := a.recover(pod); rec.initStatuses != nil || rec.statuses != nil {
+		run.Status.InitContainerStatuses, run.Status.ContainerStatuses = rec.initStatuses, rec.statuses
+	}
 	run.Status.PodIP, run.Status.PodIPs = ip, []corev1.PodIP{{IP: ip}}
 	run.Status.HostIP, run.Status.HostIPs = a.cfg.ListenAddress, []corev1.HostIP{{IP: a.cfg.ListenAddress}}
 	run.Status.StartTime = &st.startTime
@@ -161,6 +165,17 @@ func (a *Agent) syncNewPod(ctx context.Context, pod *corev1.Pod) error {
 	// The first status is written when the runtime reports a change, so a
 	// pod that starts at once goes straight to Running in one write.
 	return nil
+}
+
+// recover decides how a pod goes on in the runtime and logs what was lost.
+func (a *Agent) recover(pod *corev1.Pod) recovery {
+	_, known := a.cfg.Runtime.PodStatus(pod.UID)
+	rec := recoverPod(pod, known)
+	if rec.action != recoverStart {
+		a.log.Info("containers of the pod were lost with the previous agent", "namespace", pod.Namespace, "name", pod.Name,
+			"action", rec.action.String(), "restartPolicy", string(pod.Spec.RestartPolicy))
+	}
+	return rec
 }
 
 // syncStartedPod kills when asked, writes the status, and deletes a

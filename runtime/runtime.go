@@ -23,6 +23,14 @@ type Runtime interface {
 	// StartPod begins running pod (init containers in order, then the
 	// containers) and returns once the work is under way. The pod's
 	// status.podIP and status.hostIP are already filled in by the agent.
+	//
+	// The container statuses in pod.Status, when there are any, say where
+	// to go on from (a pod resumed after an agent restart): a container
+	// whose state is terminated has run to its end and is not run again;
+	// any other runs, its first attempt numbered restartCount, with its
+	// lastState kept until that attempt ends. Logs of earlier attempts that
+	// are still on disk stay readable. A pod left with nothing to run is
+	// Done at once. StartPod of a pod the runtime has already is a no-op.
 	StartPod(ctx context.Context, pod *corev1.Pod, res Resolver) error
 	// KillPod stops every container of the pod: SIGTERM (or the equivalent),
 	// then a forced kill after grace. No container is restarted afterwards.

@@ -30,6 +30,11 @@ type ctr struct {
 	proc        *proc
 	lastAttempt int // -1 before the first log file exists
 	backoff     time.Duration
+	// first is the number of the first attempt this runtime makes (the
+	// restartCount the pod resumed from); done: the container ran to its
+	// end before the pod was resumed and is not run again.
+	first int
+	done  bool
 }
 
 func newCtr(spec *corev1.Container, init bool, waitingReason string) *ctr {
@@ -39,6 +44,44 @@ func newCtr(spec *corev1.Container, init bool, waitingReason string) *ctr {
 		Started: ptrBool(false),
 		State:   corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: waitingReason}},
 	}}
+}
+
+// resumeFrom goes on from the container's status in list, when there is
+// one (see runtime.Runtime.StartPod).
+func (c *ctr) resumeFrom(list []corev1.ContainerStatus) {
+	var prev *corev1.ContainerStatus
+	for i := range list {
+		if list[i].Name == c.spec.Name {
+			prev = list[i].DeepCopy()
+		}
+	}
+	if prev == nil {
+		return
+	}
+	n := int(prev.RestartCount)
+	c.st.RestartCount = prev.RestartCount
+	c.st.LastTerminationState = prev.LastTerminationState
+	switch {
+	case prev.State.Terminated != nil:
+		c.st.State, c.st.ContainerID, c.st.ImageID = prev.State, prev.ContainerID, prev.ImageID
+		c.done, c.lastAttempt = true, n
+	case prev.State.Running != nil:
+		// Attempt n ran; the next one must not reuse its number.
+		c.first, c.lastAttempt = n+1, n
+	default:
+		if prev.State.Waiting != nil {
+			c.st.State = prev.State
+		}
+		c.first, c.lastAttempt = n, n-1
+	}
+}
+
+// exitCode is the exit code of a container that is done.
+func (c *ctr) exitCode() int32 {
+	if t := c.st.State.Terminated; t != nil {
+		return t.ExitCode
+	}
+	return 0
 }
 
 // attempt runs attempt n of c to its end and returns the exit code and how
@@ -175,7 +218,7 @@ func (p *pod) createLog(c *ctr, n int) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("create log dir: %w", err)
 	}
-	path := filepath.Join(dir, fmt.Sprintf("%d.log", n))
+	path := p.logPath(c.spec.Name, n)
 	f, err := os.Create(path)
 	if err != nil {
 		return "", fmt.Errorf("create log: %w", err)
@@ -436,13 +479,13 @@ func (p *pod) logs(ctx context.Context, name string, opts runtime.LogOptions, w 
 	}
 	p.mu.Unlock()
 	if opts.Previous {
-		if n < 1 {
+		if n < 1 || !p.hasLog(name, n-1) {
 			return runtime.NotFoundf("previous terminated container %q in pod %q not found", name, p.api.Name)
 		}
 		n--
 		opts.Follow = false
 	}
-	if n < 0 {
+	if n < 0 || (reason != "" && !p.hasLog(name, n)) {
 		return fmt.Errorf("container %q in pod %q is waiting to start: %s", name, p.api.Name, reason)
 	}
 	finished := func() bool {
@@ -450,8 +493,18 @@ func (p *pod) logs(ctx context.Context, name string, opts runtime.LogOptions, w 
 		defer p.mu.Unlock()
 		return c.lastAttempt != n || c.proc == nil
 	}
-	path := filepath.Join(p.dir, "logs", name, fmt.Sprintf("%d.log", n))
-	return readLog(ctx, path, opts, finished, w)
+	return readLog(ctx, p.logPath(name, n), opts, finished, w)
+}
+
+func (p *pod) logPath(container string, attempt int) string {
+	return filepath.Join(p.dir, "logs", container, fmt.Sprintf("%d.log", attempt))
+}
+
+// hasLog reports whether the log of an attempt is on disk (those of a
+// resumed pod's earlier attempts may not have survived).
+func (p *pod) hasLog(container string, attempt int) bool {
+	_, err := os.Stat(p.logPath(container, attempt))
+	return err == nil
 }
 
 // readyWait bounds how long an exec waits for a starting container's mounts.

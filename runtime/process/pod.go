@@ -46,12 +46,35 @@ func newPod(rt *Runtime, api *corev1.Pod, res runtime.Resolver) *pod {
 		waiting = "PodInitializing"
 	}
 	for i := range api.Spec.InitContainers {
-		p.init = append(p.init, newCtr(&api.Spec.InitContainers[i], true, waiting))
+		c := newCtr(&api.Spec.InitContainers[i], true, waiting)
+		c.resumeFrom(api.Status.InitContainerStatuses)
+		p.init = append(p.init, c)
 	}
 	for i := range api.Spec.Containers {
-		p.ctrs = append(p.ctrs, newCtr(&api.Spec.Containers[i], false, waiting))
+		c := newCtr(&api.Spec.Containers[i], false, waiting)
+		c.resumeFrom(api.Status.ContainerStatuses)
+		p.ctrs = append(p.ctrs, c)
 	}
 	return p
+}
+
+// hasWork reports whether a resumed pod has a container left to run: one
+// not done, and not behind an init container that failed.
+func (p *pod) hasWork() bool {
+	for _, c := range p.init {
+		if !c.done {
+			return true
+		}
+		if c.exitCode() != 0 {
+			return false
+		}
+	}
+	for _, c := range p.ctrs {
+		if !c.done {
+			return true
+		}
+	}
+	return false
 }
 
 // podRef is the kubelet's format.Pod: name_namespace(uid).
@@ -93,6 +116,9 @@ func (p *pod) run() {
 		close(p.done)
 		p.notify()
 	}()
+	if !p.hasWork() {
+		return
+	}
 	for {
 		err := p.setup()
 		if err == nil {
@@ -108,12 +134,18 @@ func (p *pod) run() {
 		}
 	}
 	for _, c := range p.init {
+		if c.done {
+			continue
+		}
 		if !p.runContainer(c) {
 			return
 		}
 	}
 	var wg sync.WaitGroup
 	for _, c := range p.ctrs {
+		if c.done {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -167,7 +199,7 @@ func (p *pod) refreshHosts() error {
 // ended successfully (what init containers need to go on).
 func (p *pod) runContainer(c *ctr) bool {
 	policy := string(p.api.Spec.RestartPolicy)
-	for attempt := 0; ; attempt++ {
+	for attempt := c.first; ; attempt++ {
 		if p.isKilled() {
 			return false
 		}

@@ -14,7 +14,8 @@
 // Init containers complete at once with exit 0. Restarts follow the pod's
 // restartPolicy with the kubelet's back-off (immediate, then 10s doubling).
 // KillPod ends running containers with exit code 143 (SIGTERM). Exec and
-// every readiness probe succeed while a container runs. One goroutine
+// every readiness probe succeed while a container runs. A resumed pod goes
+// on from its container statuses (see Runtime.resumeFrom). One goroutine
 // and one timer serve every pod, so 100k pods cost only their statuses.
 package sim
 
@@ -112,16 +113,67 @@ func (r *Runtime) StartPod(_ context.Context, pod *corev1.Pod, _ runtime.Resolve
 	for _, c := range pod.Spec.Containers {
 		sp.ctrs = append(sp.ctrs, corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: c.Image})
 	}
+	sp.resumeFrom(pod.Status)
 	r.mu.Lock()
 	if _, ok := r.pods[pod.UID]; ok {
 		r.mu.Unlock()
 		return nil
 	}
 	r.pods[pod.UID] = sp
-	r.startAttempt(sp, now)
+	if !sp.done {
+		r.startAttempt(sp, now)
+	}
 	r.mu.Unlock()
 	r.notify(pod.UID)
 	return nil
+}
+
+// resumeFrom goes on from the container statuses of a resumed pod (see
+// runtime.Runtime.StartPod), simplified as the sim runs a pod's containers
+// as one: terminated init containers keep their state (a failed one ends
+// the pod); when every container is terminated the pod is done at once,
+// otherwise all of them run again from the highest restartCount, each
+// keeping its lastState.
+func (sp *simPod) resumeFrom(st corev1.PodStatus) {
+	if len(st.ContainerStatuses) == 0 && len(st.InitContainerStatuses) == 0 {
+		return
+	}
+	for i := range sp.init {
+		prev, ok := find(st.InitContainerStatuses, sp.init[i].Name)
+		if !ok || prev.State.Terminated == nil {
+			continue
+		}
+		sp.init[i] = *prev.DeepCopy()
+		if prev.State.Terminated.ExitCode != 0 {
+			sp.done = true
+		}
+	}
+	allDone := true
+	for i := range sp.ctrs {
+		prev, ok := find(st.ContainerStatuses, sp.ctrs[i].Name)
+		if !ok {
+			allDone = false
+			continue
+		}
+		sp.ctrs[i].RestartCount = prev.RestartCount
+		sp.ctrs[i].LastTerminationState = *prev.LastTerminationState.DeepCopy()
+		sp.attempt = max(sp.attempt, int(prev.RestartCount))
+		if prev.State.Terminated != nil {
+			sp.ctrs[i] = *prev.DeepCopy()
+		} else {
+			allDone = false
+		}
+	}
+	sp.done = sp.done || allDone
+}
+
+func find(list []corev1.ContainerStatus, name string) (corev1.ContainerStatus, bool) {
+	for _, cs := range list {
+		if cs.Name == name {
+			return cs, true
+		}
+	}
+	return corev1.ContainerStatus{}, false
 }
 
 // startAttempt runs the containers; a zero duration ends them at once.
