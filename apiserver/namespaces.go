@@ -63,13 +63,9 @@ func (s *Server) markNamespaceDeleting(ctx context.Context, res *registry.Resour
 		return nil, apierrors.NewInternalError(err)
 	}
 	rev, err := s.store.Update(ctx, kv.Key, data, kv.ModRevision)
-	if err == storage.ErrConflict {
-		return nil, errRetry
+	if _, err = s.written(res, ns, rev, err); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, s.storageError(err, res, ns.Name)
-	}
-	ns.ResourceVersion = fmt.Sprint(rev)
 	s.wakeNamespaces()
 	return ns, nil
 }

@@ -151,17 +151,9 @@ func specChanged(a, b runtime.Object) bool {
 // writeUpdate stores obj over cur (read at kv), or deletes it when its
 // deletion is due (deletionTimestamp set, no finalizers left).
 func (s *Server) writeUpdate(ctx context.Context, res *registry.Resource, obj, cur runtime.Object, kv storage.KeyValue) (runtime.Object, error) {
-	nm := accessor(obj)
 	if s.deletionDue(res, obj) {
 		rev, _, err := s.store.Delete(ctx, kv.Key, kv.ModRevision)
-		if errors.Is(err, storage.ErrConflict) {
-			return nil, errRetry
-		}
-		if err != nil {
-			return nil, s.storageError(err, res, nm.GetName())
-		}
-		nm.SetResourceVersion(strconv.FormatInt(rev, 10))
-		return obj, nil
+		return s.written(res, obj, rev, err)
 	}
 	data, err := encodeForStorage(res, obj)
 	if err != nil {
@@ -171,13 +163,21 @@ func (s *Server) writeUpdate(ctx context.Context, res *registry.Resource, obj, c
 		return cur, nil
 	}
 	rev, err := s.store.Update(ctx, kv.Key, data, kv.ModRevision)
+	return s.written(res, obj, rev, err)
+}
+
+// written finishes a conditional write of obj at revision rev: a lost race
+// is errRetry, another storage error the API error for it, and success gives
+// obj its new resourceVersion.
+func (s *Server) written(res *registry.Resource, obj runtime.Object, rev int64, err error) (runtime.Object, error) {
+	m := accessor(obj)
 	if errors.Is(err, storage.ErrConflict) {
 		return nil, errRetry
 	}
 	if err != nil {
-		return nil, s.storageError(err, res, nm.GetName())
+		return nil, s.storageError(err, res, m.GetName())
 	}
-	nm.SetResourceVersion(strconv.FormatInt(rev, 10))
+	m.SetResourceVersion(strconv.FormatInt(rev, 10))
 	return obj, nil
 }
 
