@@ -1,13 +1,17 @@
 package apiserver
 
 import (
+	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,22 +28,40 @@ func newNodeTransport() *http.Transport {
 
 // podTarget finds the pod, its container and the agent endpoint of its node.
 func (s *Server) podTarget(r *http.Request, info requestInfo) (*corev1.Pod, string, string, error) {
-	ctx := r.Context()
-	obj, _, err := s.getObject(ctx, info.Res, info.Namespace, info.Name)
-	if err != nil {
-		return nil, "", "", err
-	}
-	pod := obj.(*corev1.Pod)
-	container, err := pickContainer(pod, r.URL.Query().Get("container"))
+	pod, container, err := s.podContainer(r, info)
 	if err != nil {
 		return nil, "", "", err
 	}
 	if pod.Spec.NodeName == "" {
 		return nil, "", "", apierrors.NewBadRequest(fmt.Sprintf("pod %s does not have a host assigned", pod.Name))
 	}
-	nodeObj, _, err := s.getObject(ctx, s.resource("", "v1", "nodes"), "", pod.Spec.NodeName)
+	hostPort, err := s.nodeEndpoint(r.Context(), pod.Spec.NodeName)
 	if err != nil {
 		return nil, "", "", err
+	}
+	return pod, container, hostPort, nil
+}
+
+// podContainer finds the pod and the container the request names (or the
+// only one).
+func (s *Server) podContainer(r *http.Request, info requestInfo) (*corev1.Pod, string, error) {
+	obj, _, err := s.getObject(r.Context(), info.Res, info.Namespace, info.Name)
+	if err != nil {
+		return nil, "", err
+	}
+	pod := obj.(*corev1.Pod)
+	container, err := pickContainer(pod, r.URL.Query().Get("container"))
+	if err != nil {
+		return nil, "", err
+	}
+	return pod, container, nil
+}
+
+// nodeEndpoint is host:port of the agent of a node.
+func (s *Server) nodeEndpoint(ctx context.Context, nodeName string) (string, error) {
+	nodeObj, _, err := s.getObject(ctx, s.resource("", "v1", "nodes"), "", nodeName)
+	if err != nil {
+		return "", err
 	}
 	node := nodeObj.(*corev1.Node)
 	host := ""
@@ -51,9 +73,9 @@ func (s *Server) podTarget(r *http.Request, info requestInfo) (*corev1.Pod, stri
 	}
 	port := node.Status.DaemonEndpoints.KubeletEndpoint.Port
 	if host == "" || port == 0 {
-		return nil, "", "", apierrors.NewBadRequest(fmt.Sprintf("node %s has no kubelet endpoint", node.Name))
+		return "", apierrors.NewBadRequest(fmt.Sprintf("node %s has no kubelet endpoint", node.Name))
 	}
-	return pod, container, net.JoinHostPort(host, strconv.Itoa(int(port))), nil
+	return net.JoinHostPort(host, strconv.Itoa(int(port))), nil
 }
 
 func pickContainer(pod *corev1.Pod, name string) (string, error) {
@@ -89,9 +111,21 @@ func pickContainer(pod *corev1.Pod, name string) (string, error) {
 	return "", apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", name, pod.Name))
 }
 
-// handleLog proxies pods/log to the agent's containerLogs endpoint.
+// handleLog proxies pods/log to the agent's containerLogs endpoint. A pod
+// not scheduled yet has no log: an empty answer (204), as upstream's
+// LogLocation gives no location for it. An error answer of the agent
+// becomes an API Status, as upstream's response checker makes it.
 func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, info requestInfo) {
-	pod, container, hostPort, err := s.podTarget(r, info)
+	pod, container, err := s.podContainer(r, info)
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	if pod.Spec.NodeName == "" {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	hostPort, err := s.nodeEndpoint(r.Context(), pod.Spec.NodeName)
 	if err != nil {
 		s.writeError(w, err)
 		return
@@ -104,7 +138,25 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, info requestI
 	}
 	target := &url.URL{Scheme: "https", Host: hostPort,
 		Path: fmt.Sprintf("/containerLogs/%s/%s/%s", pod.Namespace, pod.Name, container), RawQuery: q.Encode()}
-	s.proxyTo(w, r, target)
+	s.proxyTo(w, r, target, func(code int, body string) error { return logError(code, body, pod.Name) })
+}
+
+// maxErrorBody bounds how much of an agent's error answer is read.
+const maxErrorBody = 50000
+
+// logError is the API error for a non-2xx answer of the agent to a log
+// request, as upstream's generic response checker for pods/log builds it:
+// the agent's text is the message of a BadRequest or InternalError; other
+// codes get the generic message of their code.
+func logError(code int, body, pod string) error {
+	body = strings.TrimSuffix(body, "\n") // http.Error's newline; the kubelet sends none
+	switch code {
+	case http.StatusBadRequest:
+		return apierrors.NewBadRequest(body)
+	case http.StatusInternalServerError:
+		return apierrors.NewInternalError(errors.New(body))
+	}
+	return apierrors.NewGenericServerResponse(code, "", corev1.Resource("pods/log"), pod, body, 0, false)
 }
 
 // handleExec proxies pods/exec and pods/attach, upgrades included.
@@ -124,10 +176,13 @@ func (s *Server) handleExec(w http.ResponseWriter, r *http.Request, info request
 	}
 	target := &url.URL{Scheme: "https", Host: hostPort,
 		Path: fmt.Sprintf("/%s/%s/%s/%s", info.Subresource, pod.Namespace, pod.Name, container), RawQuery: q.Encode()}
-	s.proxyTo(w, r, target)
+	s.proxyTo(w, r, target, nil)
 }
 
-func (s *Server) proxyTo(w http.ResponseWriter, r *http.Request, target *url.URL) {
+// proxyTo forwards the request to target with the node token. With
+// answerError set, a non-2xx answer is read and replaced by the error it
+// returns (written as a Status); without, it passes through as it is.
+func (s *Server) proxyTo(w http.ResponseWriter, r *http.Request, target *url.URL, answerError func(code int, body string) error) {
 	token := s.cfg.NodeProxyToken
 	p := &httputil.ReverseProxy{
 		Transport:     s.nodeTransport,
@@ -140,7 +195,23 @@ func (s *Server) proxyTo(w http.ResponseWriter, r *http.Request, target *url.URL
 				pr.Out.Header.Set("Authorization", "Bearer "+token)
 			}
 		},
+		ModifyResponse: func(resp *http.Response) error {
+			if answerError == nil || (resp.StatusCode >= http.StatusOK && resp.StatusCode <= http.StatusPartialContent) {
+				return nil
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+			if err != nil {
+				return apierrors.NewInternalError(fmt.Errorf("read node agent answer: %w", err))
+			}
+			return answerError(resp.StatusCode, string(body))
+		},
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			var st apierrors.APIStatus
+			if errors.As(err, &st) {
+				s.writeError(w, err)
+				return
+			}
 			s.writeError(w, apierrors.NewServiceUnavailable(fmt.Sprintf("error trying to reach node agent: %v", err)))
 		},
 	}
