@@ -36,26 +36,20 @@ func (c *Controller) applyPodOps(ctx context.Context, key string, st *syncState)
 // down); expectations of key are lowered for each failed deletion.
 func (c *Controller) deletePods(ctx context.Context, job *batch.Job, pods []*v1.Pod, dropFinalizer bool, key string) (podOpsResult, error) {
 	var deleted, ready atomic.Int32
-	errs := make([]error, len(pods))
-	var wg sync.WaitGroup
-	for i, p := range pods {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := c.deleteOnePod(ctx, job, p, dropFinalizer); err != nil {
-				if key != "" {
-					c.podExpect.deletionObserved(key)
-				}
-				errs[i] = err
-				return
+	errs := inParallel(len(pods), func(i int) error {
+		p := pods[i]
+		if err := c.deleteOnePod(ctx, job, p, dropFinalizer); err != nil {
+			if key != "" {
+				c.podExpect.deletionObserved(key)
 			}
-			deleted.Add(1)
-			if isPodReady(p) {
-				ready.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
+			return err
+		}
+		deleted.Add(1)
+		if isPodReady(p) {
+			ready.Add(1)
+		}
+		return nil
+	})
 	return podOpsResult{deleted: deleted.Load(), deletedReady: ready.Load()}, errors.Join(errs...)
 }
 
@@ -122,17 +116,9 @@ func (c *Controller) createPods(ctx context.Context, key string, st *syncState) 
 }
 
 func (c *Controller) createBatch(ctx context.Context, job *batch.Job, creates []podCreate) []error {
-	errs := make([]error, len(creates))
-	var wg sync.WaitGroup
-	for i, pc := range creates {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = c.createPod(ctx, job, pc.pod)
-		}()
-	}
-	wg.Wait()
-	return errs
+	return inParallel(len(creates), func(i int) error {
+		return c.createPod(ctx, job, creates[i].pod)
+	})
 }
 
 func (c *Controller) createPod(ctx context.Context, job *batch.Job, pod *v1.Pod) error {
@@ -219,24 +205,18 @@ func (c *Controller) removeFinalizers(ctx context.Context, key string, pods []*v
 	}
 	c.finalizerExp.expectRemoved(key, uids)
 	ok := make([]bool, len(pods))
-	errs := make([]error, len(pods))
-	var wg sync.WaitGroup
-	for i, p := range pods {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, removeFinalizerPatch, metav1.PatchOptions{})
-			if err != nil {
-				c.finalizerExp.observed(key, p.UID)
-				if !apierrors.IsNotFound(err) {
-					errs[i] = fmt.Errorf("removing tracking finalizer from pod %s: %w", p.Name, err)
-					return
-				}
+	errs := inParallel(len(pods), func(i int) error {
+		p := pods[i]
+		_, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, removeFinalizerPatch, metav1.PatchOptions{})
+		if err != nil {
+			c.finalizerExp.observed(key, p.UID)
+			if !apierrors.IsNotFound(err) {
+				return fmt.Errorf("removing tracking finalizer from pod %s: %w", p.Name, err)
 			}
-			ok[i] = true
-		}()
-	}
-	wg.Wait()
+		}
+		ok[i] = true
+		return nil
+	})
 	for i, p := range pods {
 		if ok[i] {
 			removed.Insert(p.UID)
@@ -284,4 +264,16 @@ func (c *Controller) recordIndexes(job *batch.Job, tp *trackPlan) {
 		c.metrics.finishedIndexes.WithLabelValues("failed", limit).Add(float64(tp.newFailedIndexes))
 	}
 	tp.newSucceededIxs, tp.newFailedIndexes = 0, 0
+}
+
+// inParallel runs f for every index in 0..n-1 at once and returns, by
+// index, what each returned.
+func inParallel(n int, f func(i int) error) []error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = f(i) })
+	}
+	wg.Wait()
+	return errs
 }
