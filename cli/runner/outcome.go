@@ -45,6 +45,7 @@ type ItemResult struct {
 	Message          string        `json:"message,omitempty"`
 	Conditions       []Condition   `json:"conditions,omitempty"`
 	Counts           Counts        `json:"counts"`
+	Indexed          bool          `json:"indexed,omitempty"`
 	CompletedIndexes string        `json:"completedIndexes,omitempty"`
 	FailedIndexes    string        `json:"failedIndexes,omitempty"`
 	Restarts         int64         `json:"restarts,omitempty"`
@@ -98,6 +99,8 @@ func evaluate(obj *unstructured.Unstructured) ItemResult {
 		return res
 	}
 	res.Counts = jobCounts(obj)
+	mode, _, _ := unstructured.NestedString(obj.Object, "spec", "completionMode")
+	res.Indexed = mode == "Indexed"
 	res.CompletedIndexes, _, _ = unstructured.NestedString(obj.Object, "status", "completedIndexes")
 	res.FailedIndexes, _, _ = unstructured.NestedString(obj.Object, "status", "failedIndexes")
 	res.Duration = duration(obj)

@@ -30,7 +30,7 @@ func (p *progress) draw(items []ItemResult) {
 	p.last = line
 	if p.terminal {
 		elapsed := p.now().Sub(p.start).Round(100 * time.Millisecond)
-		fmt.Fprintf(p.out, "\r\033[K%s  %s", line, elapsed)
+		fmt.Fprintf(p.out, "\r\033[K%s%s  %s", line, indexGrids(items), elapsed)
 		p.drawn = true
 		return
 	}
@@ -65,4 +65,53 @@ func progressLine(items []ItemResult) string {
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// maxGridIndexes is the largest Indexed Job whose indexes fit on the
+// progress line.
+const maxGridIndexes = 64
+
+// indexGrids renders " [##x..]" per small Indexed Job: '#' completed,
+// 'x' failed, '.' not yet done.
+func indexGrids(items []ItemResult) string {
+	var b strings.Builder
+	for _, it := range items {
+		if it.Kind != JobGVK.Kind || it.Counts.Completions <= 0 || it.Counts.Completions > maxGridIndexes ||
+			(it.CompletedIndexes == "" && it.FailedIndexes == "" && !it.Indexed) {
+			continue
+		}
+		done, failed := parseIndexes(it.CompletedIndexes), parseIndexes(it.FailedIndexes)
+		b.WriteString(" [")
+		for i := 0; i < int(it.Counts.Completions); i++ {
+			switch {
+			case done[i]:
+				b.WriteByte('#')
+			case failed[i]:
+				b.WriteByte('x')
+			default:
+				b.WriteByte('.')
+			}
+		}
+		b.WriteByte(']')
+	}
+	return b.String()
+}
+
+// parseIndexes reads upstream's interval text ("0,3-7") into a set.
+func parseIndexes(text string) map[int]bool {
+	set := map[int]bool{}
+	for _, part := range strings.Split(text, ",") {
+		if part == "" {
+			continue
+		}
+		var lo, hi int
+		if n, _ := fmt.Sscanf(part, "%d-%d", &lo, &hi); n == 2 {
+			for i := lo; i <= hi && i-lo <= maxGridIndexes; i++ {
+				set[i] = true
+			}
+		} else if n, _ := fmt.Sscanf(part, "%d", &lo); n == 1 {
+			set[lo] = true
+		}
+	}
+	return set
 }
