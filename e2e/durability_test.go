@@ -105,7 +105,7 @@ spec:
   completionMode: %s
   completions: 200
   parallelism: 20
-  backoffLimit: 6
+  backoffLimit: 10000
   template:
     spec:
       containers:
@@ -116,7 +116,10 @@ spec:
 `
 
 // runThroughCrashes runs a 200-pod Job while the server is killed with
-// SIGKILL three times; every pod must be counted exactly once.
+// SIGKILL three times; every pod must be counted exactly once. The pods
+// running at each kill die with the agent and, as with a kubelet whose
+// containers vanished, end Failed (ContainerStatusUnknown) and are replaced:
+// the Job counts each of those failures once and none of them twice.
 func runThroughCrashes(t *testing.T, mode string) *server {
 	s := startServer(t)
 	// A long pod shows whether pod processes die with the agent.
@@ -133,23 +136,61 @@ func runThroughCrashes(t *testing.T, mode string) *server {
 	if got := s.conditionTypes("job/crash"); got != "SuccessCriteriaMet=True/CompletionsReached;Complete=True/CompletionsReached;" {
 		t.Errorf("conditions = %q", got)
 	}
-	// The agent re-runs the pods whose processes died with it, as a kubelet
-	// restart keeps containers: no pod fails and none is created twice.
-	pods := s.podsOf("crash")
-	succeededPods := 0
+	pods := s.jobPods("crash")
+	indexes := map[string]int{}
+	failed := 0
 	for _, p := range pods {
-		if strings.HasSuffix(p, ":Succeeded") {
-			succeededPods++
+		switch {
+		case p.phase == "Succeeded":
+			indexes[p.index]++
+		case p.phase == "Failed" && p.reason == "ContainerStatusUnknown" && p.exitCode == "137" && p.restarts == "0":
+			failed++
+		default:
+			t.Errorf("pod %+v: want Succeeded, or Failed as lost with the agent (ContainerStatusUnknown, 137, not restarted)", p)
 		}
 	}
-	if succeededPods != 200 || len(pods) != 200 {
-		t.Errorf("%d pods, %d Succeeded, want 200 Succeeded pods", len(pods), succeededPods)
+	if succeeded := len(pods) - failed; succeeded != 200 {
+		t.Errorf("%d Succeeded pods, want 200", succeeded)
 	}
-	s.expectJSONPath(t, "job/crash", "{.status.failed}", "")
+	if mode == "Indexed" && len(indexes) != 200 {
+		t.Errorf("succeeded pods cover %d indexes, want each of the 200 once: %v", len(indexes), indexes)
+	}
+	t.Logf("%d pods lost with the agent over three kills", failed)
+	if failed == 0 {
+		t.Errorf("no pod was lost with the agent in three kills: the crash did not hit running pods")
+	}
+	// Every lost pod is counted as a failure, once.
+	s.expectJSONPath(t, "job/crash", "{.status.failed}", itoa(failed))
 	if f := s.jsonpath("pods", `{.items[?(@.metadata.finalizers)].metadata.name}`); f != "" {
 		t.Errorf("pods still holding finalizers: %s", f)
 	}
+	// The sleeper died with the first kill: Failed, not run a second time.
+	s.expectJSONPath(t, "pod/sleeper", "{.status.phase}|{.status.containerStatuses[0].state.terminated.reason}|{.status.containerStatuses[0].restartCount}",
+		"Failed|ContainerStatusUnknown|0")
 	return s
+}
+
+// jobPod is what the crash tests check of one pod of a Job.
+type jobPod struct {
+	name, phase, index, reason, exitCode, restarts string
+}
+
+// jobPods lists the pods of a Job with their phase, completion index and
+// the terminated state of their (only) container.
+func (s *server) jobPods(job string) []jobPod {
+	out := s.jsonpath("pods", `{range .items[?(@.metadata.labels.job-name=="`+job+`")]}`+
+		`{.metadata.name}|{.status.phase}|{.metadata.annotations.batch\.kubernetes\.io/job-completion-index}|`+
+		`{.status.containerStatuses[0].state.terminated.reason}|{.status.containerStatuses[0].state.terminated.exitCode}|`+
+		`{.status.containerStatuses[0].restartCount}{"\n"}{end}`)
+	var pods []jobPod
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(line, "|")
+		if len(f) != 6 {
+			continue
+		}
+		pods = append(pods, jobPod{name: f[0], phase: f[1], index: f[2], reason: f[3], exitCode: f[4], restarts: f[5]})
+	}
+	return pods
 }
 
 // TestCrashLosesNoCompletion is issue 4: kill -9 during a Job never loses or
@@ -502,7 +543,14 @@ spec:
   completionMode: Indexed
   completions: 40
   parallelism: 10
-  backoffLimitPerIndex: 1
+  backoffLimitPerIndex: 10000
+  podFailurePolicy:
+    rules:
+    - action: FailIndex
+      onExitCodes:
+        containerName: main
+        operator: In
+        values: [1]
   template:
     spec:
       containers:
@@ -512,8 +560,10 @@ spec:
       restartPolicy: Never
 `
 
-// TestCrashWithFailedIndexes: kill -9 while indexes fail and are retried
-// after the per-index backoff; failures are counted exactly once.
+// TestCrashWithFailedIndexes: kill -9 while indexes fail; an index whose
+// command fails (exit 1) fails at once (FailIndex), one whose pod was lost
+// with the agent (ContainerStatusUnknown, 137) is retried under the
+// per-index backoff limit. Every failure is counted exactly once.
 func TestCrashWithFailedIndexes(t *testing.T) {
 	s := startServer(t)
 	s.applyYAML(strings.ReplaceAll(perIndexCrashJob, "%%", "%"))
@@ -526,9 +576,34 @@ func TestCrashWithFailedIndexes(t *testing.T) {
 	})
 	s.crashAndRestart(t)
 	s.waitCondition("job/perindex", "failed", 120*time.Second)
-	s.expectJSONPath(t, "job/perindex", "{.status.failedIndexes}|{.status.completedIndexes}|{.status.failed}|{.status.succeeded}|{.status.active}",
-		"3,10,17,24,31,38|0-2,4-9,11-16,18-23,25-30,32-37,39|12|34|")
+	s.expectJSONPath(t, "job/perindex", "{.status.failedIndexes}|{.status.completedIndexes}|{.status.succeeded}|{.status.active}",
+		"3,10,17,24,31,38|0-2,4-9,11-16,18-23,25-30,32-37,39|34|")
 	if got := s.conditionTypes("job/perindex"); got != "FailureTarget=True/FailedIndexes;Failed=True/FailedIndexes;" {
 		t.Errorf("conditions = %q", got)
 	}
+	failing := map[string]bool{"3": true, "10": true, "17": true, "24": true, "31": true, "38": true}
+	failedPods, commandFailures := 0, map[string]int{}
+	for _, p := range s.jobPods("perindex") {
+		if p.phase != "Failed" {
+			continue
+		}
+		failedPods++
+		switch {
+		case p.reason == "Error" && p.exitCode == "1" && failing[p.index]:
+			commandFailures[p.index]++
+		case p.reason == "ContainerStatusUnknown" && p.exitCode == "137":
+		default:
+			t.Errorf("failed pod %+v: want exit 1 of a failing index or lost with the agent", p)
+		}
+	}
+	if len(commandFailures) != len(failing) {
+		t.Errorf("indexes whose command failed: %v, want each of %v once", commandFailures, failing)
+	}
+	for idx, n := range commandFailures {
+		if n != 1 {
+			t.Errorf("index %s failed %d times by its command, want once (FailIndex)", idx, n)
+		}
+	}
+	t.Logf("%d failed pods, %d lost with the agent", failedPods, failedPods-len(commandFailures))
+	s.expectJSONPath(t, "job/perindex", "{.status.failed}", itoa(failedPods))
 }
