@@ -607,3 +607,54 @@ func TestCrashWithFailedIndexes(t *testing.T) {
 	t.Logf("%d failed pods, %d lost with the agent", failedPods, failedPods-len(commandFailures))
 	s.expectJSONPath(t, "job/perindex", "{.status.failed}", itoa(failedPods))
 }
+
+// TestCrashLostPodsAsKubelet: the pods running when the server is killed
+// are not silently run again. The restartPolicy Never pod ends Failed with
+// its container ContainerStatusUnknown and keeps its one run's log; the
+// OnFailure pod is restarted in place, restartCount 1, and its first run's
+// log is its previous one.
+func TestCrashLostPodsAsKubelet(t *testing.T) {
+	s := startServer(t)
+	s.kubectl("run", "never", "--image=busybox", "--restart=Never", "--", "sh", "-c", "echo first run; sleep 300")
+	s.kubectl("run", "onf", "--image=busybox", "--restart=OnFailure", "--", "sh", "-c", "echo run $(date +%s%N); sleep 300")
+	var first string
+	eventually(t, 60*time.Second, "both pods running with their output", func() bool {
+		first, _ = s.kubectlErr("logs", "onf")
+		never, _ := s.kubectlErr("logs", "never")
+		return len(s.runningPods("")) == 2 && strings.HasPrefix(first, "run ") && never == "first run\n"
+	})
+	s.crashAndRestart(t)
+	eventually(t, 60*time.Second, "never Failed", func() bool { return s.jsonpath("pod/never", "{.status.phase}") == "Failed" })
+	s.expectJSONPath(t, "pod/never", "{.status.containerStatuses[0].state.terminated.reason}|{.status.containerStatuses[0].state.terminated.message}|"+
+		"{.status.containerStatuses[0].state.terminated.exitCode}|{.status.containerStatuses[0].restartCount}",
+		"ContainerStatusUnknown|The container could not be located when the pod was terminated|137|0")
+	s.expectJSONPath(t, "pod/never", `{.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason}`, "False/PodFailed")
+	if got := s.kubectl("logs", "never"); got != "first run\n" {
+		t.Errorf("log of the lost pod = %q, want its one run", got)
+	}
+	out, err := s.kubectlErr("logs", "never", "--previous")
+	if want := `Error from server (BadRequest): previous terminated container "never" in pod "never" not found`; err == nil || strings.TrimSpace(out) != want {
+		t.Errorf("logs --previous: %q (%v), want %q", out, err, want)
+	}
+	started := 0
+	for _, e := range s.eventLines("never") {
+		if strings.HasPrefix(e, "Normal/Started/") {
+			started++
+		}
+	}
+	if started != 1 {
+		t.Errorf("never was started %d times, want once: %v", started, s.eventLines("never"))
+	}
+	eventually(t, 60*time.Second, "onf restarted and running", func() bool {
+		return s.jsonpath("pod/onf", "{.status.phase}|{.status.containerStatuses[0].restartCount}|{.status.containerStatuses[0].ready}") == "Running|1|true"
+	})
+	s.expectJSONPath(t, "pod/onf", "{.status.containerStatuses[0].lastState.terminated.reason}|{.status.containerStatuses[0].lastState.terminated.message}",
+		"ContainerStatusUnknown|The container could not be located when the pod was deleted.  The container used to be Running")
+	if got := s.kubectl("logs", "onf", "--previous"); got != first {
+		t.Errorf("previous log = %q, want the first run's %q", got, first)
+	}
+	eventually(t, 30*time.Second, "onf's second run logged", func() bool {
+		cur, _ := s.kubectlErr("logs", "onf")
+		return strings.HasPrefix(cur, "run ") && cur != first
+	})
+}
