@@ -128,7 +128,6 @@ func (a *Agent) nodeStatus(old *corev1.NodeStatus) corev1.NodeStatus {
 			OSImage:                 osImage(),
 			ContainerRuntimeVersion: "batchlet://" + a.cfg.Version,
 			KubeletVersion:          a.cfg.Version,
-			KubeProxyVersion:        "",
 			OperatingSystem:         goruntime.GOOS,
 			Architecture:            goruntime.GOARCH,
 		},

@@ -33,7 +33,6 @@ type pod struct {
 	ctrs     []*ctr
 	killed   bool
 	killCh   chan struct{}
-	grace    time.Duration
 	finished bool
 	done     chan struct{}
 }
