@@ -128,7 +128,7 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 	ag, err := agent.New(agent.Config{
 		Client: c.kube, NodeName: sanitizeNodeName(cp.opts.NodeName), Runtime: rt,
 		Logger: cp.log.With("component", "agent"), Token: bundle.Token, Port: 0,
-		Version: apiserver.GitVersion, // one version across API and kubelet, as a real cluster reports
+		Version: apiserver.GitVersion, MaxPods: cp.opts.MaxPods, // one version across API and kubelet, as a real cluster reports
 	})
 	if err != nil {
 		return fmt.Errorf("node agent: %w", err)

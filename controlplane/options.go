@@ -22,6 +22,10 @@ type Options struct {
 	Runtime string
 	// NoAgent disables the embedded node agent.
 	NoAgent bool
+	// MaxPods is the embedded node's pod capacity; 0 picks 1,000 for the
+	// process runtime (a machine runs far more than a kubelet's 110 batch
+	// processes) and 1,000,000 for sim (pods cost no processes).
+	MaxPods int
 	// NodeName of the embedded agent; the host name by default.
 	NodeName string
 	// Controllers to run in-process; nil means AllControllers, empty none
@@ -58,6 +62,12 @@ func (o *Options) setDefaults() {
 			h = "batchlet-node"
 		}
 		o.NodeName = h
+	}
+	if o.MaxPods == 0 {
+		o.MaxPods = 1000
+		if o.Runtime == "sim" {
+			o.MaxPods = 1_000_000
+		}
 	}
 	if o.Controllers == nil {
 		o.Controllers = AllControllers
