@@ -114,7 +114,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	a.factory.Start(runCtx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), a.podsInf.HasSynced) {
+	if !waitForSync(ctx, a.podsInf.HasSynced) {
 		return fmt.Errorf("pod informer did not sync: %w", ctx.Err())
 	}
 	var wg sync.WaitGroup
@@ -178,5 +178,21 @@ func (a *Agent) processNext(ctx context.Context) bool {
 		return true
 	}
 	a.queue.Forget(key)
+	return true
+}
+
+// waitForSync polls hasSynced every millisecond. client-go's
+// WaitForCacheSync polls every 100 ms, which would sit on the critical path
+// of every `batchlet run`.
+func waitForSync(ctx context.Context, hasSynced cache.InformerSynced) bool {
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for !hasSynced() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
 	return true
 }
