@@ -38,10 +38,13 @@ func (c *Controller) deletePods(ctx context.Context, job *batch.Job, pods []*v1.
 	var deleted, ready atomic.Int32
 	errs := inParallel(len(pods), func(i int) error {
 		p := pods[i]
-		if err := c.deleteOnePod(ctx, job, p, dropFinalizer); err != nil {
-			if key != "" {
-				c.podExpect.deletionObserved(key)
-			}
+		found, err := c.deleteOnePod(ctx, job, p, dropFinalizer)
+		if (err != nil || !found) && key != "" {
+			// The informer will not observe this deletion (failed, or the
+			// pod was already gone): lower the expectation now, as upstream.
+			c.podExpect.deletionObserved(key)
+		}
+		if err != nil {
 			return err
 		}
 		deleted.Add(1)
@@ -53,27 +56,28 @@ func (c *Controller) deletePods(ctx context.Context, job *batch.Job, pods []*v1.
 	return podOpsResult{deleted: deleted.Load(), deletedReady: ready.Load()}, errors.Join(errs...)
 }
 
-func (c *Controller) deleteOnePod(ctx context.Context, job *batch.Job, p *v1.Pod, dropFinalizer bool) error {
+// deleteOnePod reports found=false when the pod was already gone.
+func (c *Controller) deleteOnePod(ctx context.Context, job *batch.Job, p *v1.Pod, dropFinalizer bool) (found bool, err error) {
 	pods := c.client.CoreV1().Pods(p.Namespace)
 	if dropFinalizer && hasTrackingFinalizer(p) {
 		_, err := pods.Patch(ctx, p.Name, types.StrategicMergePatchType, removeFinalizerPatch, metav1.PatchOptions{})
 		if apierrors.IsNotFound(err) {
-			return nil
+			return false, nil
 		}
 		if err != nil {
-			return fmt.Errorf("removing completion finalizer: %w", err)
+			return true, fmt.Errorf("removing completion finalizer: %w", err)
 		}
 	}
-	err := pods.Delete(ctx, p.Name, metav1.DeleteOptions{})
+	err = pods.Delete(ctx, p.Name, metav1.DeleteOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
 		c.recorder.Eventf(job, v1.EventTypeWarning, eventFailedDelete, "Error deleting: %v", err)
-		return fmt.Errorf("delete pod %s/%s: %w", p.Namespace, p.Name, err)
+		return true, fmt.Errorf("delete pod %s/%s: %w", p.Namespace, p.Name, err)
 	}
 	c.recorder.Eventf(job, v1.EventTypeNormal, eventSuccessfulDelete, "Deleted pod: %v", p.Name)
-	return nil
+	return true, nil
 }
 
 // createPods creates the planned pods in slow-start batches (1, 2, 4, ...);
