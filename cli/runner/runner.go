@@ -209,9 +209,7 @@ func (f *follower) follow(ctx context.Context) ([]ItemResult, bool) {
 		f.progress.draw(items)
 		if allFinished(items) {
 			f.progress.clear()
-			// Give log streams a moment to drain the final lines.
-			f.logs.wait(5 * time.Second)
-			f.collectFailedPods(ctx, items)
+			f.finish(ctx, items)
 			return items, false
 		}
 	}
@@ -326,6 +324,33 @@ func (f *follower) onPod(ctx context.Context, o any) {
 	f.notify()
 }
 
+// finish ends a run whose items all finished: the Job's terminal status may
+// arrive before the pod watch showed its pods, so the pods are listed once
+// more and any container not yet followed gets its log stream; then the
+// streams drain and the failed pods are collected.
+func (f *follower) finish(ctx context.Context, items []ItemResult) {
+	for _, it := range items {
+		pods, err := f.clients.kube.CoreV1().Pods(it.Namespace).List(ctx, metav1.ListOptions{LabelSelector: podLabel(it)})
+		if err != nil {
+			continue
+		}
+		for i := range pods.Items {
+			f.logs.observe(ctx, &pods.Items[i])
+		}
+	}
+	// Give log streams a moment to drain the final lines.
+	f.logs.wait(5 * time.Second)
+	f.collectFailedPods(ctx, items)
+}
+
+// podLabel selects the pods of a followed Job or JobSet.
+func podLabel(it ItemResult) string {
+	if it.Kind == JobSetGVK.Kind {
+		return "jobset.sigs.k8s.io/jobset-name=" + it.Name
+	}
+	return "batch.kubernetes.io/job-name=" + it.Name
+}
+
 // collectFailedPods records the exit codes of failed containers for the
 // summary.
 func (f *follower) collectFailedPods(ctx context.Context, items []ItemResult) {
@@ -334,11 +359,7 @@ func (f *follower) collectFailedPods(ctx context.Context, items []ItemResult) {
 		if it.Outcome != OutcomeFailed {
 			continue
 		}
-		label := "batch.kubernetes.io/job-name=" + it.Name
-		if it.Kind == JobSetGVK.Kind {
-			label = "jobset.sigs.k8s.io/jobset-name=" + it.Name
-		}
-		pods, err := f.clients.kube.CoreV1().Pods(it.Namespace).List(ctx, metav1.ListOptions{LabelSelector: label})
+		pods, err := f.clients.kube.CoreV1().Pods(it.Namespace).List(ctx, metav1.ListOptions{LabelSelector: podLabel(*it)})
 		if err != nil {
 			continue
 		}
