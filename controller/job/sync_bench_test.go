@@ -1,0 +1,139 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+
+	batch "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+)
+
+// benchSyncFixture is an Indexed Job deep into its run: counted pods
+// (Succeeded, finalizer removed, in completedIndexes), a window of freshly
+// succeeded pods still holding the finalizer, and parallelism running pods.
+type benchSyncFixture struct {
+	ctrl *Controller
+	job  *batch.Job
+}
+
+func newBenchSyncFixture(b testing.TB, counted, fresh, running int) *benchSyncFixture {
+	b.Helper()
+	ctx := b.Context()
+	completions := int32(counted + fresh + running + 1000)
+	j := newTestJob("bench", completions, int32(running))
+	j.UID = "job-uid-bench"
+	j.Spec.CompletionMode = ptr.To(batch.IndexedCompletion)
+	j.Status.StartTime = ptr.To(metav1.NewTime(testEpoch))
+	j.Status.Succeeded = int32(counted)
+	if counted > 0 {
+		j.Status.CompletedIndexes = "0-" + strconv.Itoa(counted-1)
+	}
+	j.Status.UncountedTerminatedPods = &batch.UncountedTerminatedPods{}
+	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	podInf, jobInf := factory.Core().V1().Pods(), factory.Batch().V1().Jobs()
+	ctrl, err := NewController(ctx, podInf, jobInf, fake.NewClientset(),
+		Options{Clock: clocktesting.NewFakeClock(testEpoch), Recorder: record.NewFakeRecorder(10)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := jobInf.Informer().GetIndexer().Add(j); err != nil {
+		b.Fatal(err)
+	}
+	idx := podInf.Informer().GetIndexer()
+	add := func(ix int, phase v1.PodPhase, finalizer bool) {
+		p := benchPod(j, ix, phase, finalizer)
+		if err := idx.Add(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// Interleave the groups so the index sort has real work to do.
+	for i := range counted {
+		add(counted-1-i, v1.PodSucceeded, false)
+	}
+	for i := range fresh {
+		add(counted+i, v1.PodSucceeded, true)
+	}
+	for i := range running {
+		add(counted+fresh+i, v1.PodRunning, true)
+	}
+	return &benchSyncFixture{ctrl: ctrl, job: j}
+}
+
+func benchPod(j *batch.Job, ix int, phase v1.PodPhase, finalizer bool) *v1.Pod {
+	p := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: fmt.Sprintf("bench-%d-x", ix), Namespace: j.Namespace,
+			UID:             types.UID(fmt.Sprintf("pod-%d", ix)),
+			Labels:          j.Spec.Template.Labels,
+			Annotations:     map[string]string{batch.JobCompletionIndexAnnotation: strconv.Itoa(ix)},
+			OwnerReferences: []metav1.OwnerReference{*newControllerRef(j)},
+		},
+		Status: v1.PodStatus{Phase: phase},
+	}
+	if finalizer {
+		p.Finalizers = []string{batch.JobTrackingFinalizer}
+	}
+	return p
+}
+
+// syncPure runs every per-pod step of a sync (pod listing, decide, the
+// finalizer tracking plan) without the API writes.
+func (f *benchSyncFixture) syncPure(ctx context.Context) (*syncState, *trackPlan, error) {
+	job := f.job.DeepCopy()
+	pods, err := f.ctrl.getPodsForJob(ctx, job)
+	if err != nil {
+		return nil, nil, err
+	}
+	st := decide(syncInput{job: job, pods: pods, satisfiedExpectations: true, now: testEpoch, tun: f.ctrl.tun})
+	st.afterPodOps(podOpsResult{})
+	return st, st.track(), nil
+}
+
+// BenchmarkSyncIndexedJobCountedPods is one sync of an Indexed Job with
+// many counted pods, 500 newly succeeded ones and 1,000 running.
+func BenchmarkSyncIndexedJobCountedPods(b *testing.B) {
+	for _, counted := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("counted=%d", counted), func(b *testing.B) {
+			f := newBenchSyncFixture(b, counted, 500, 1000)
+			b.ReportAllocs()
+			for b.Loop() {
+				st, tp, err := f.syncPure(b.Context())
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(tp.removeFinalizers) != 500 || st.job.Status.Succeeded != int32(counted+500) {
+					b.Fatalf("removeFinalizers=%d succeeded=%d", len(tp.removeFinalizers), st.job.Status.Succeeded)
+				}
+			}
+		})
+	}
+}
+
+// TestBenchSyncFixture checks the benchmark's fixture decides what a real
+// sync would: 500 finalizers to drop, their indexes counted, no creations
+// beyond the parallelism already running.
+func TestBenchSyncFixture(t *testing.T) {
+	f := newBenchSyncFixture(t, 2000, 500, 1000)
+	st, tp, err := f.syncPure(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tp.removeFinalizers) != 500 || len(st.creates) != 0 || st.job.Status.CompletedIndexes != "0-2499" || st.job.Status.Active != 1000 {
+		t.Fatalf("removeFinalizers=%d creates=%d completed=%q active=%d",
+			len(tp.removeFinalizers), len(st.creates), st.job.Status.CompletedIndexes, st.job.Status.Active)
+	}
+	for i, p := range tp.removeFinalizers {
+		if podIndex(p) != 2000+i {
+			t.Fatalf("removeFinalizers[%d] has index %d, want %d (index order)", i, podIndex(p), 2000+i)
+		}
+	}
+}
