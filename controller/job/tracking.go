@@ -30,23 +30,15 @@ type trackPlan struct {
 func (st *syncState) track() *trackPlan {
 	job := st.job
 	tp := &trackPlan{uidsWithFinalizer: sets.New[types.UID](), pfpActions: map[batch.PodFailurePolicyAction]int{}}
-	pods := st.pods
-	if isIndexed(job) {
-		pods = slices.Clone(pods)
-		slices.SortStableFunc(pods, func(a, b *v1.Pod) int { return podIndex(a) - podIndex(b) })
-	}
-	for _, p := range pods {
-		if hasTrackingFinalizer(p) && !st.expectedRmFinalizers.Has(p.UID) {
-			tp.uidsWithFinalizer.Insert(p.UID)
-		}
+	pods := st.trackedPods()
+	for _, tpod := range pods {
+		tp.uidsWithFinalizer.Insert(tpod.pod.UID)
 	}
 	cleanUncounted(&job.Status, tp.uidsWithFinalizer)
 	uncounted := job.Status.UncountedTerminatedPods
 	var newSucceededIndexes []int
-	for _, p := range pods {
-		if !hasTrackingFinalizer(p) || st.expectedRmFinalizers.Has(p.UID) {
-			continue
-		}
+	for _, tpod := range pods {
+		p := tpod.pod
 		failed := isPodFailed(p, job)
 		if !st.canRemoveFinalizer(p, failed) {
 			continue
@@ -55,8 +47,8 @@ func (st *syncState) track() *trackPlan {
 		switch {
 		case p.Status.Phase == v1.PodSucceeded && !st.uncountedFailed.Has(p.UID):
 			if isIndexed(job) {
-				if validIndex(p, *job.Spec.Completions) && !st.prevSucceededIndexes.has(podIndex(p)) {
-					newSucceededIndexes = append(newSucceededIndexes, podIndex(p))
+				if ix := tpod.index; ix != unknownIndex && ix < int(*job.Spec.Completions) && !st.prevSucceededIndexes.has(ix) {
+					newSucceededIndexes = append(newSucceededIndexes, ix)
 				}
 			} else if !st.uncountedSucceeded.Has(p.UID) {
 				uncounted.Succeeded = append(uncounted.Succeeded, p.UID)
@@ -75,6 +67,31 @@ func (st *syncState) track() *trackPlan {
 	}
 	st.appendInterimCondition()
 	return tp
+}
+
+// trackedPod is a pod that still holds the tracking finalizer (and is not
+// waiting for its removal), with its completion index read once.
+type trackedPod struct {
+	pod   *v1.Pod
+	index int
+}
+
+// trackedPods are the only pods the finalizer protocol can act on: those
+// holding the finalizer and not already being stripped of it. Pods without
+// it are counted already and are skipped before any sorting. For Indexed
+// Jobs they come in index order (stable, so pods sharing an index keep the
+// listing order).
+func (st *syncState) trackedPods() []trackedPod {
+	var out []trackedPod
+	for _, p := range st.pods {
+		if hasTrackingFinalizer(p) && !st.expectedRmFinalizers.Has(p.UID) {
+			out = append(out, trackedPod{pod: p, index: podIndex(p)})
+		}
+	}
+	if isIndexed(st.job) {
+		slices.SortStableFunc(out, func(a, b trackedPod) int { return a.index - b.index })
+	}
+	return out
 }
 
 // trackFailed records a failed pod (or a pod of a failing Job) as an
