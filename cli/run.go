@@ -85,6 +85,12 @@ func runManifest(parent context.Context, f runFlags, file string, stdout, stderr
 	}
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		// After the first Ctrl-C the run cleans up; a second one should
+		// kill the process at once, as the default signal handling does.
+		<-ctx.Done()
+		stop()
+	}()
 	if f.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, f.timeout)

@@ -68,6 +68,9 @@ func Run(ctx context.Context, opts Options, objs []*unstructured.Unstructured) (
 		return nil, err
 	}
 	created, err := submit(ctx, clients.dyn, clients.mapper, objs, opts.Namespace, opts.Source)
+	if err != nil && ctx.Err() != nil {
+		return &Result{ExitCode: ExitInterrupted}, nil // interrupted while submitting; submit cleaned up
+	}
 	if err != nil {
 		var inErr *InputError
 		if errors.As(err, &inErr) {
