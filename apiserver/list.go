@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -15,8 +16,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // continueToken is the opaque pagination state.
@@ -42,8 +43,11 @@ func decodeContinue(s string) (continueToken, error) {
 	return t, nil
 }
 
-// listResult is one page of matching objects.
+// listResult is one page of matching objects: their stored versions, and
+// for each its decoded object (nil where nothing decoded it yet; listObjects
+// fills them all).
 type listResult struct {
+	kvs       []storage.KeyValue
 	items     []runtime.Object
 	rev       int64
 	cont      string
@@ -51,8 +55,43 @@ type listResult struct {
 }
 
 // listObjects lists res in namespace honouring selectors, limit, continue
-// and resourceVersion semantics.
+// and resourceVersion semantics, with every item decoded (and owned by the
+// caller).
 func (s *Server) listObjects(ctx context.Context, res *registry.Resource, namespace string, f *filter, limit int64, cont, rv, rvMatch string) (*listResult, error) {
+	lr, err := s.listStored(ctx, res, namespace, f, limit, cont, rv, rvMatch)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.decodeItems(res, lr); err != nil {
+		return nil, err
+	}
+	return lr, nil
+}
+
+// matchStored says whether a stored version passes f, decoding only what
+// the selectors need: nothing without selectors, the cached labels for a
+// label selector, the object for a field selector (then returned).
+func (s *Server) matchStored(res *registry.Resource, f *filter, kv storage.KeyValue) (runtime.Object, bool, error) {
+	if f.empty() {
+		return nil, true, nil
+	}
+	if f.fields.Empty() {
+		ent, err := s.entry(res, kv, nil)
+		if err != nil {
+			return nil, false, err
+		}
+		return nil, f.labels.Matches(labels.Set(ent.labels)), nil
+	}
+	obj, err := decodeKV(res, kv)
+	if err != nil {
+		return nil, false, err
+	}
+	return obj, f.matches(obj), nil
+}
+
+// listStored is listObjects without decoding what the selectors did not
+// need.
+func (s *Server) listStored(ctx context.Context, res *registry.Resource, namespace string, f *filter, limit int64, cont, rv, rvMatch string) (*listResult, error) {
 	prefix := keyPrefix(res, namespace)
 	opts := storage.ListOptions{}
 	if cont != "" {
@@ -77,7 +116,7 @@ func (s *Server) listObjects(ctx context.Context, res *registry.Resource, namesp
 	for {
 		batch := opts
 		if limit > 0 {
-			batch.Limit = limit - int64(len(out.items))
+			batch.Limit = limit - int64(len(out.kvs))
 			if !f.empty() && batch.Limit < 64 {
 				batch.Limit = 64
 			}
@@ -98,16 +137,17 @@ func (s *Server) listObjects(ctx context.Context, res *registry.Resource, namesp
 		out.rev = page.Revision
 		opts.Revision = page.Revision
 		for i, kv := range page.Items {
-			obj, err := decodeKV(res, kv)
+			obj, ok, err := s.matchStored(res, f, kv)
 			if err != nil {
 				return nil, apierrors.NewInternalError(err)
 			}
 			opts.After = kv.Key
-			if !f.matches(obj) {
+			if !ok {
 				continue
 			}
+			out.kvs = append(out.kvs, kv)
 			out.items = append(out.items, obj)
-			if limit > 0 && int64(len(out.items)) >= limit {
+			if limit > 0 && int64(len(out.kvs)) >= limit {
 				more := page.More || i < len(page.Items)-1
 				if more {
 					out.cont = encodeContinue(page.Revision, kv.Key)
@@ -139,7 +179,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, info request
 			return
 		}
 	}
-	lr, err := s.listObjects(r.Context(), info.Res, info.Namespace, f, limit, q.Get("continue"), q.Get("resourceVersion"), q.Get("resourceVersionMatch"))
+	lr, err := s.listStored(r.Context(), info.Res, info.Namespace, f, limit, q.Get("continue"), q.Get("resourceVersion"), q.Get("resourceVersionMatch"))
 	if err != nil {
 		s.writeError(w, err)
 		return
@@ -150,10 +190,18 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, info request
 		s.writeError(w, err)
 		return
 	}
+	if format == formatObject {
+		s.writeList(w, info.Res, lr, lm)
+		return
+	}
+	if err := s.decodeItems(info.Res, lr); err != nil {
+		s.writeError(w, err)
+		return
+	}
 	switch format {
 	case formatTable:
 		writeJSON(w, http.StatusOK, s.table(r, info.Res, lr.items, lm))
-	case formatMetadata:
+	default:
 		pl := &metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadataList"}, ListMeta: lm}
 		for _, obj := range lr.items {
 			pl.Items = append(pl.Items, *partialMetadata(obj))
@@ -162,26 +210,70 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, info request
 			pl.Items = []metav1.PartialObjectMetadata{}
 		}
 		writeJSON(w, http.StatusOK, pl)
-	default:
-		if info.Res.GVR.Group != "jobset.x-k8s.io" {
-			// Built-in lists carry no apiVersion/kind on their items
-			// (custom resources do, being unstructured upstream).
-			for _, obj := range lr.items {
-				obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
-			}
+	}
+}
+
+// decodeItems decodes the items of lr no selector decoded.
+func (s *Server) decodeItems(res *registry.Resource, lr *listResult) error {
+	for i, obj := range lr.items {
+		if obj != nil {
+			continue
 		}
-		list := info.Res.NewList()
-		list.GetObjectKind().SetGroupVersionKind(info.Res.GroupVersion().WithKind(info.Res.Kind + "List"))
-		if err := meta.SetList(list, lr.items); err != nil {
+		var err error
+		if lr.items[i], err = decodeKV(res, lr.kvs[i]); err != nil {
+			return apierrors.NewInternalError(err)
+		}
+	}
+	return nil
+}
+
+// writeList answers with the list of lr: the list envelope encoded with no
+// items, and the items spliced in from their cached encoded form.
+func (s *Server) writeList(w http.ResponseWriter, res *registry.Resource, lr *listResult, lm metav1.ListMeta) {
+	list := res.NewList()
+	list.GetObjectKind().SetGroupVersionKind(res.GroupVersion().WithKind(res.Kind + "List"))
+	if err := meta.SetList(list, []runtime.Object{}); err != nil {
+		s.writeError(w, apierrors.NewInternalError(err))
+		return
+	}
+	la, _ := meta.ListAccessor(list)
+	la.SetResourceVersion(lm.ResourceVersion)
+	la.SetContinue(lm.Continue)
+	la.SetRemainingItemCount(lm.RemainingItemCount)
+	env, err := json.Marshal(list)
+	if err != nil {
+		s.writeError(w, apierrors.NewInternalError(err))
+		return
+	}
+	const emptyItems = `"items":[]}`
+	if !bytes.HasSuffix(env, []byte(emptyItems)) {
+		s.writeError(w, apierrors.NewInternalError(fmt.Errorf("unexpected %s list encoding", res.Kind)))
+		return
+	}
+	ents := make([]*storedEntry, len(lr.kvs))
+	size := len(env) + 2
+	for i, kv := range lr.kvs {
+		if ents[i], err = s.entry(res, kv, lr.items[i]); err != nil {
 			s.writeError(w, apierrors.NewInternalError(err))
 			return
 		}
-		la, _ := meta.ListAccessor(list)
-		la.SetResourceVersion(lm.ResourceVersion)
-		la.SetContinue(lm.Continue)
-		la.SetRemainingItemCount(lm.RemainingItemCount)
-		writeJSON(w, http.StatusOK, list)
+		size += len(ents[i].data) + 1
 	}
+	var buf bytes.Buffer
+	buf.Grow(size)
+	buf.Write(env[:len(env)-2])
+	prefix := itemPrefix(res)
+	for i, ent := range ents {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if !listItemJSON(&buf, prefix, ent.data) {
+			s.writeError(w, apierrors.NewInternalError(fmt.Errorf("unexpected %s encoding", res.Kind)))
+			return
+		}
+	}
+	buf.WriteString("]}")
+	writeRaw(w, http.StatusOK, buf.Bytes())
 }
 
 // revisionWait is how long a request naming a future resourceVersion waits

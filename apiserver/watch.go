@@ -63,14 +63,17 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, info reques
 	wt := &watcher{s: s, w: w, r: r, res: info.Res, f: f, format: format}
 	rv := q.Get("resourceVersion")
 	sendInitial := q.Get("sendInitialEvents") == "true" || (q.Get("sendInitialEvents") == "" && (rv == "" || rv == "0"))
-	var initial []runtime.Object
+	var initial *listResult
 	if sendInitial {
-		lr, err := s.listObjects(ctx, info.Res, info.Namespace, f, 0, "", "", "")
+		lr, err := s.listStored(ctx, info.Res, info.Namespace, f, 0, "", "", "")
+		if err == nil && format != formatObject {
+			err = s.decodeItems(info.Res, lr)
+		}
 		if err != nil {
 			s.writeError(w, err)
 			return
 		}
-		initial, wt.lastRev = lr.items, lr.rev
+		initial, wt.lastRev = lr, lr.rev
 	} else if rv == "" || rv == "0" {
 		wt.lastRev = s.store.CurrentRevision()
 	} else if wt.lastRev, err = strconv.ParseInt(rv, 10, 64); err != nil {
@@ -96,10 +99,8 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, info reques
 		wt.writeError(apierrors.NewInternalError(err))
 		return
 	}
-	for _, obj := range initial {
-		if !wt.writeObject(watch.Added, obj) {
-			return
-		}
+	if initial != nil && !wt.writeInitial(initial) {
+		return
 	}
 	bookmarks := q.Get("allowWatchBookmarks") == "true"
 	if q.Get("sendInitialEvents") == "true" && bookmarks {
@@ -175,11 +176,11 @@ func (wt *watcher) writeEvent(ev storage.Event) bool {
 	if wt.format != formatObject {
 		return wt.writeObject(typ, obj)
 	}
-	data, err := wt.s.encCache.get(wt.cacheKey(ev.KV.Key), ev.KV.ModRevision, func() ([]byte, error) { return json.Marshal(obj) })
+	ent, err := wt.s.entry(wt.res, ev.KV, obj)
 	if err != nil {
 		return wt.writeError(apierrors.NewInternalError(err))
 	}
-	return wt.writeFrame(typ, data)
+	return wt.writeFrame(typ, ent.data)
 }
 
 // transition maps a storage event and whether the object matches the
@@ -202,11 +203,28 @@ func transition(t storage.EventType, matches, prevMatches bool) watch.EventType 
 
 // decoded returns the (shared, read-only) object of a stored version.
 func (wt *watcher) decoded(kv storage.KeyValue) (runtime.Object, error) {
-	return wt.s.decCache.get(wt.cacheKey(kv.Key), kv.ModRevision, func() (runtime.Object, error) { return decodeKV(wt.res, kv) })
+	return wt.s.decCache.get(cacheKey(wt.res, kv.Key), kv.ModRevision, func() (runtime.Object, error) { return decodeKV(wt.res, kv) })
 }
 
-// cacheKey separates views of one store (core and events.k8s.io events).
-func (wt *watcher) cacheKey(key string) string { return wt.res.GVR.Group + "|" + key }
+// writeInitial sends the ADDED events of the initial list.
+func (wt *watcher) writeInitial(lr *listResult) bool {
+	for i, kv := range lr.kvs {
+		if wt.format != formatObject {
+			if !wt.writeObject(watch.Added, lr.items[i]) {
+				return false
+			}
+			continue
+		}
+		ent, err := wt.s.entry(wt.res, kv, lr.items[i])
+		if err != nil {
+			return wt.writeError(apierrors.NewInternalError(err))
+		}
+		if !wt.writeFrame(watch.Added, ent.data) {
+			return false
+		}
+	}
+	return true
+}
 
 func (wt *watcher) writeObject(typ watch.EventType, obj runtime.Object) bool {
 	var out interface{} = obj

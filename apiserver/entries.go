@@ -1,0 +1,71 @@
+package apiserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/batchlet/batchlet/apiserver/registry"
+	"github.com/batchlet/batchlet/storage"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// entryCacheSize is how many stored object versions keep their encoded
+// form: enough for lists of the whole working set (10,000s of pods) to be
+// served from it. An entry is about the size of the object's JSON.
+const entryCacheSize = 32768
+
+// storedEntry is what the server keeps per stored object version: its JSON
+// as served (with apiVersion and kind) and its labels. Entries are shared
+// and must not be modified.
+type storedEntry struct {
+	data   []byte
+	labels map[string]string
+}
+
+// entry returns the cached entry of a stored version. obj, when not nil, is
+// kv already decoded (saving a decode on a miss); it is only read.
+func (s *Server) entry(res *registry.Resource, kv storage.KeyValue, obj runtime.Object) (*storedEntry, error) {
+	return s.entCache.get(cacheKey(res, kv.Key), kv.ModRevision, func() (*storedEntry, error) {
+		if obj == nil {
+			var err error
+			if obj, err = decodeKV(res, kv); err != nil {
+				return nil, err
+			}
+		}
+		data, err := json.Marshal(obj)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", res.Kind, err)
+		}
+		return &storedEntry{data: data, labels: accessor(obj).GetLabels()}, nil
+	})
+}
+
+// cacheKey separates views of one store (core and events.k8s.io events).
+func cacheKey(res *registry.Resource, key string) string { return res.GVR.Group + "|" + key }
+
+// itemPrefix is the leading `{"kind":...,"apiVersion":...,` of the served
+// form of res's objects, which built-in lists leave out of their items
+// (custom resources keep it, being unstructured upstream); nil keeps all.
+func itemPrefix(res *registry.Resource) []byte {
+	if res.GVR.Group == "jobset.x-k8s.io" {
+		return nil
+	}
+	gvk := res.GVK()
+	return []byte(`{"kind":"` + gvk.Kind + `","apiVersion":"` + gvk.GroupVersion().String() + `",`)
+}
+
+// listItemJSON appends the JSON of one list item, data less prefix, to buf.
+// It reports false if data does not start with prefix.
+func listItemJSON(buf *bytes.Buffer, prefix, data []byte) bool {
+	if len(prefix) == 0 {
+		buf.Write(data)
+		return true
+	}
+	if !bytes.HasPrefix(data, prefix) {
+		return false
+	}
+	buf.WriteByte('{')
+	buf.Write(data[len(prefix):])
+	return true
+}
