@@ -181,7 +181,7 @@ func runTarget(ctx context.Context, f runFlags, stderr io.Writer) (*rest.Config,
 	logger := newLogger(os.Getenv("BATCHLET_LOG"), stderr)
 	routeKlog(logger)
 	cp, err := controlplane.Start(ctx, controlplane.Options{
-		DataDir: dataDir, Port: 0, Runtime: f.runtime, InMemory: temp && !f.keep, Logger: logger,
+		DataDir: dataDir, Port: 0, Runtime: f.runtime, Ephemeral: temp && !f.keep, Logger: logger,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("start embedded control plane: %w", err)

@@ -48,7 +48,7 @@ func openStore(opts Options) (storage.Backend, error) {
 	if opts.InMemory {
 		return memory.New(100_000), nil
 	}
-	b, err := bolt.Open(filepath.Join(opts.DataDir, StoreFile), bolt.Options{})
+	b, err := bolt.Open(filepath.Join(opts.DataDir, StoreFile), bolt.Options{NoSync: opts.Ephemeral})
 	if err != nil {
 		return nil, err
 	}

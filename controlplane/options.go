@@ -31,8 +31,13 @@ type Options struct {
 	// Controllers to run in-process; nil means AllControllers, empty none
 	// (then `batchlet controllers` can run them from another process).
 	Controllers []string
-	// InMemory keeps the store in memory (tests, throwaway runs).
+	// InMemory keeps the store in memory (tests only).
 	InMemory bool
+	// Ephemeral skips fsync in the durable store: for a data dir that is
+	// deleted when the process ends (`batchlet run` without --data-dir), so
+	// durability buys nothing, while the store's semantics (history for
+	// watches and paged lists) stay those of the server.
+	Ephemeral bool
 	// Logger receives structured logs; a discard logger when nil.
 	Logger *slog.Logger
 }
