@@ -28,7 +28,7 @@ func (c *Controller) getPodsForJob(ctx context.Context, job *batch.Job) ([]*v1.P
 	var out []*v1.Pod
 	canAdopt := adoptionCheck(ctx, c, job)
 	for _, p := range candidates {
-		ref := metav1.GetControllerOf(p)
+		ref := metav1.GetControllerOfNoCopy(p)
 		matches := sel.Matches(labels.Set(p.Labels))
 		switch {
 		case ref != nil && ref.UID == job.UID && matches:

@@ -29,8 +29,13 @@ func defaultTunables() tunables {
 
 // syncInput is everything one sync decides from.
 type syncInput struct {
-	job                   *batch.Job // a private copy; its status is rewritten
-	pods                  []*v1.Pod  // the Job's pods, after adoption
+	job  *batch.Job // a private copy; its status is rewritten
+	pods []*v1.Pod  // the Job's pods, after adoption
+	// live are the pods that can still change the status: not terminal,
+	// or terminal and still holding the tracking finalizer. Set by
+	// newSyncState; every pass except the pod failure policy's FailJob
+	// scan walks these instead of all pods.
+	live                  []*v1.Pod
 	satisfiedExpectations bool
 	expectedRmFinalizers  sets.Set[types.UID]
 	backoff               backoffRecord
@@ -110,11 +115,12 @@ func newSyncState(in syncInput) *syncState {
 	if in.expectedRmFinalizers == nil {
 		in.expectedRmFinalizers = sets.New[types.UID]()
 	}
+	in.live = filterPods(in.pods, isLive)
 	st := &syncState{syncInput: in, action: actionReconciling}
-	st.activePods = filterPods(in.pods, isActive)
+	st.activePods = filterPods(in.live, isActive)
 	st.active = int32(len(st.activePods))
 	st.ready = countPods(st.activePods, isPodReady)
-	st.terminating = countPods(in.pods, isTerminating)
+	st.terminating = countPods(in.live, isTerminating)
 	u := in.job.Status.UncountedTerminatedPods
 	st.uncountedSucceeded = sets.New(u.Succeeded...)
 	st.uncountedFailed = sets.New(u.Failed...)
@@ -132,7 +138,7 @@ func (st *syncState) countable(p *v1.Pod) bool {
 
 // newFinishedPods are the finished pods not yet in the counters.
 func (st *syncState) newFinishedPods() (succeeded, failed []*v1.Pod) {
-	for _, p := range st.pods {
+	for _, p := range st.live {
 		if !st.countable(p) {
 			continue
 		}
@@ -174,7 +180,7 @@ func (st *syncState) evaluateFailure() {
 		return
 	}
 	switch {
-	case st.failed > *job.Spec.BackoffLimit || pastBackoffLimitOnFailure(job, st.pods):
+	case st.failed > *job.Spec.BackoffLimit || pastBackoffLimitOnFailure(job, st.live):
 		st.finishedCond = st.failure(batch.JobReasonBackoffLimitExceeded, msgBackoffLimitExceeded)
 	case pastActiveDeadline(job, st.now):
 		st.finishedCond = st.failure(batch.JobReasonDeadlineExceeded, msgDeadlineExceeded)

@@ -23,7 +23,7 @@ func (c *Controller) addPodIndexer(inf cache.SharedIndexInformer) error {
 		if !ok {
 			return nil, nil
 		}
-		if ref := metav1.GetControllerOf(pod); ref != nil {
+		if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
 			return []string{string(ref.UID)}, nil
 		}
 		return []string{orphanIndexPrefix + pod.Namespace}, nil
@@ -152,7 +152,7 @@ func (c *Controller) addPod(obj any) {
 		c.deletePod(pod, false)
 		return
 	}
-	if ref := metav1.GetControllerOf(pod); ref != nil {
+	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
 		if job := c.resolveControllerRef(pod.Namespace, ref); job != nil {
 			c.podExpect.creationObserved(jobKey(job))
 			c.enqueue(job, c.batchPeriod)
@@ -179,7 +179,7 @@ func (c *Controller) updatePod(oldObj, newObj any) {
 		c.deletePod(cur, false)
 		return
 	}
-	curRef, oldRef := metav1.GetControllerOf(cur), metav1.GetControllerOf(oldPod)
+	curRef, oldRef := metav1.GetControllerOfNoCopy(cur), metav1.GetControllerOfNoCopy(oldPod)
 	if oldRef != nil && (curRef == nil || oldRef.UID != curRef.UID) {
 		if job := c.resolveControllerRef(oldPod.Namespace, oldRef); job != nil {
 			c.enqueue(job, c.batchPeriod)
@@ -224,7 +224,7 @@ func (c *Controller) deletePod(obj any, final bool) {
 	if final {
 		c.recordTrackingFinalizer(pod, nil)
 	}
-	ref := metav1.GetControllerOf(pod)
+	ref := metav1.GetControllerOfNoCopy(pod)
 	if ref == nil {
 		if hasTrackingFinalizer(pod) && !final {
 			c.orphanQueue.Add(pod.Namespace + "/" + pod.Name)

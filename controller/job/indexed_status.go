@@ -13,7 +13,7 @@ func (st *syncState) evaluateIndexed() {
 	completions := int(*job.Spec.Completions)
 	st.prevSucceededIndexes = parseIndexSet(job.Status.CompletedIndexes, completions)
 	var newly []int
-	for _, p := range st.pods {
+	for _, p := range st.live {
 		if p.Status.Phase == v1.PodSucceeded && hasTrackingFinalizer(p) && validIndex(p, int32(completions)) {
 			newly = append(newly, podIndex(p))
 		}
@@ -41,7 +41,7 @@ func (st *syncState) evaluatePerIndex(completions int) {
 		prev = parseIndexSet(*job.Status.FailedIndexes, completions)
 	}
 	var newly []int
-	for _, p := range st.pods {
+	for _, p := range st.live {
 		if hasTrackingFinalizer(p) && validIndex(p, int32(completions)) && isIndexFailed(job, p) {
 			newly = append(newly, podIndex(p))
 		}
@@ -82,7 +82,7 @@ func (st *syncState) podsWithDelayedDeletion(completions int) map[int]*v1.Pod {
 		active[ix] = true
 	}
 	out := map[int]*v1.Pod{}
-	for _, p := range st.pods {
+	for _, p := range st.live {
 		if !st.countable(p) || !isPodFailed(p, st.job) {
 			continue
 		}

@@ -101,7 +101,7 @@ func (st *syncState) planCreates(n int) {
 func (st *syncState) busyIndexes() indexSet {
 	busy := st.succeededIndexes.withIndexes(indexesOf(st.activePods))
 	if onlyReplaceFailedPods(st.job) {
-		busy = busy.withIndexes(indexesOf(filterPods(st.pods, isTerminating)))
+		busy = busy.withIndexes(indexesOf(filterPods(st.live, isTerminating)))
 	}
 	if st.failedIndexes != nil {
 		busy = busy.union(*st.failedIndexes)

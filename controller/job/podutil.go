@@ -12,6 +12,17 @@ func hasTrackingFinalizer(p *v1.Pod) bool {
 	return slices.Contains(p.Finalizers, batch.JobTrackingFinalizer)
 }
 
+// isLive: the pod can still change the Job's status — it is not terminal,
+// or it still holds the tracking finalizer. A terminal pod without the
+// finalizer is counted already (or was never to be counted).
+func isLive(p *v1.Pod) bool {
+	return !isTerminal(p) || hasTrackingFinalizer(p)
+}
+
+func isTerminal(p *v1.Pod) bool {
+	return p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed
+}
+
 // isActive: not terminal and not being deleted.
 func isActive(p *v1.Pod) bool {
 	return p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed && p.DeletionTimestamp == nil

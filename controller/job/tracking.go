@@ -83,7 +83,7 @@ type trackedPod struct {
 // listing order).
 func (st *syncState) trackedPods() []trackedPod {
 	var out []trackedPod
-	for _, p := range st.pods {
+	for _, p := range st.live {
 		if hasTrackingFinalizer(p) && !st.expectedRmFinalizers.Has(p.UID) {
 			out = append(out, trackedPod{pod: p, index: podIndex(p)})
 		}
