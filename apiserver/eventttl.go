@@ -2,13 +2,14 @@ package apiserver
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/registry"
+	"github.com/batchlet/batchlet/storage"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 )
 
 // runEventTTL deletes events not written for EventTTL, as kube-apiserver's
@@ -31,23 +32,64 @@ func (s *Server) runEventTTL(ctx context.Context) {
 	}
 }
 
+// eventTTLPage is how many stored events one expiry step reads at a time.
+const eventTTLPage = 500
+
+// expireEvents deletes the events last written before the TTL, reading the
+// store a page at a time and decoding only each event's times and name.
 func (s *Server) expireEvents(ctx context.Context) {
 	res := s.resource("", "v1", "events")
-	all := &filter{res: res, labels: labels.Everything(), fields: fields.Everything()}
-	lr, err := s.listObjects(ctx, res, "", all, 0, "", "", "")
-	if err != nil {
-		s.log.Warn("list events for expiry", "err", err)
+	prefix := keyPrefix(res, "")
+	cutoff := s.clock.Now().Add(-s.cfg.EventTTL)
+	opts := storage.ListOptions{Limit: eventTTLPage}
+	for {
+		page, err := s.store.List(ctx, prefix, opts)
+		if err != nil {
+			s.log.Warn("list events for expiry", "err", err)
+			return
+		}
+		for _, kv := range page.Items {
+			opts.After = kv.Key
+			s.expireEvent(ctx, res, kv, cutoff)
+		}
+		if !page.More || len(page.Items) == 0 {
+			return
+		}
+	}
+}
+
+// storedEventTimes is the part of a stored core/v1 Event expiry reads.
+type storedEventTimes struct {
+	Metadata struct {
+		Name              string      `json:"name"`
+		Namespace         string      `json:"namespace"`
+		CreationTimestamp metav1.Time `json:"creationTimestamp"`
+	} `json:"metadata"`
+	LastTimestamp metav1.Time      `json:"lastTimestamp"`
+	EventTime     metav1.MicroTime `json:"eventTime"`
+	Series        *struct {
+		LastObservedTime metav1.MicroTime `json:"lastObservedTime"`
+	} `json:"series"`
+}
+
+// expireEvent deletes the stored event kv if it was last written before
+// cutoff.
+func (s *Server) expireEvent(ctx context.Context, res *registry.Resource, kv storage.KeyValue, cutoff time.Time) {
+	var t storedEventTimes
+	if err := json.Unmarshal(kv.Value, &t); err != nil {
+		s.log.Warn("decode event for expiry", "key", kv.Key, "err", err)
 		return
 	}
-	cutoff := s.clock.Now().Add(-s.cfg.EventTTL)
-	for _, obj := range lr.items {
-		ev := obj.(*corev1.Event)
-		if !eventLastWrite(ev).Before(cutoff) {
-			continue
-		}
-		if _, _, err := s.deleteObject(ctx, res, ev.Namespace, ev.Name, &metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			s.log.Warn("expire event", "namespace", ev.Namespace, "name", ev.Name, "err", err)
-		}
+	ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: t.Metadata.CreationTimestamp}, LastTimestamp: t.LastTimestamp, EventTime: t.EventTime}
+	if t.Series != nil {
+		ev.Series = &corev1.EventSeries{LastObservedTime: t.Series.LastObservedTime}
+	}
+	if !eventLastWrite(ev).Before(cutoff) {
+		return
+	}
+	ns, name := t.Metadata.Namespace, t.Metadata.Name
+	if _, _, err := s.deleteObject(ctx, res, ns, name, &metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		s.log.Warn("expire event", "namespace", ns, "name", name, "err", err)
 	}
 }
 
