@@ -16,8 +16,6 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-const completionIndexAnnotation = "batch.kubernetes.io/job-completion-index"
-
 // jobObserver timestamps, from its own watches, when each pod index of one
 // Indexed Job appears, starts, exits and is counted in the Job's
 // completedIndexes. Creation timestamps have 1 s resolution; these have the
