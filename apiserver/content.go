@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	sjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -127,6 +128,9 @@ func (s *Server) decodeProtobuf(data []byte, gvk schema.GroupVersionKind, into r
 }
 
 func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, data []byte, gvk schema.GroupVersionKind, into runtime.Object) error {
+	if s.decodeJSONOnePass(data, gvk, into) {
+		return nil
+	}
 	var tm metav1.TypeMeta
 	if err := json.Unmarshal(data, &tm); err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, err))
@@ -165,6 +169,30 @@ func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, data []byte,
 	}
 	into.GetObjectKind().SetGroupVersionKind(gvk)
 	return nil
+}
+
+// decodeJSONOnePass decodes a body that needs no raw defaulting in a single
+// strict pass, checking apiVersion and kind from the decoded object. It
+// reports false (into then holds a partial decode of data) when anything is
+// off — a decode error, strict errors, another apiVersion or kind — and
+// decodeJSON's full path then gives the exact error or warnings.
+func (s *Server) decodeJSONOnePass(data []byte, gvk schema.GroupVersionKind, into runtime.Object) bool {
+	if res := s.resourceForKind(gvk); res == nil || res.DefaultRaw != nil {
+		return false
+	}
+	tm, ok := into.GetObjectKind().(*metav1.TypeMeta)
+	if !ok {
+		return false
+	}
+	strictErrs, err := kjson.UnmarshalStrict(data, into)
+	if err != nil || len(strictErrs) > 0 {
+		return false
+	}
+	if (tm.APIVersion != "" && tm.APIVersion != gvk.GroupVersion().String()) || (tm.Kind != "" && tm.Kind != gvk.Kind) {
+		return false
+	}
+	into.GetObjectKind().SetGroupVersionKind(gvk)
+	return true
 }
 
 // writeObject answers with obj in the negotiated format.

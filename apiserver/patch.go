@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"strconv"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -65,7 +66,7 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info reques
 // result keeps cur's resourceVersion unless the patch sets one (then it is
 // a precondition).
 func (s *Server) applyPatch(w http.ResponseWriter, r *http.Request, res *registry.Resource, pt types.PatchType, patch []byte, jp jsonpatch.Patch, cur runtime.Object) (runtime.Object, error) {
-	orig, err := json.Marshal(cur)
+	orig, err := s.currentJSON(res, cur)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
@@ -92,4 +93,27 @@ func (s *Server) applyPatch(w http.ResponseWriter, r *http.Request, res *registr
 		m.SetResourceVersion("")
 	}
 	return obj, nil
+}
+
+// currentJSON is the served JSON of cur, an object as read from the store
+// (its resourceVersion is its stored revision): shared with the watches
+// that already encoded that version.
+func (s *Server) currentJSON(res *registry.Resource, cur runtime.Object) ([]byte, error) {
+	m := accessor(cur)
+	rev, err := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return json.Marshal(cur)
+	}
+	key := cacheKey(res, objectKey(res, m.GetNamespace(), m.GetName()))
+	ent, err := s.entCache.get(key, rev, func() (*storedEntry, error) {
+		data, err := json.Marshal(cur)
+		if err != nil {
+			return nil, err
+		}
+		return &storedEntry{data: data, labels: m.GetLabels()}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ent.data, nil
 }
