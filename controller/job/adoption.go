@@ -17,11 +17,20 @@ import (
 // orphans (controllerRef and tracking finalizer added in one patch) and
 // releasing owned pods that no longer match its selector.
 func (c *Controller) getPodsForJob(ctx context.Context, job *batch.Job) ([]*v1.Pod, error) {
+	withSettled := c.claimSettledScan(job)
+	pods, err := c.claimPods(ctx, job, withSettled)
+	if err != nil && withSettled {
+		c.settledChanged(job.UID) // look at the settled pods again next time
+	}
+	return pods, err
+}
+
+func (c *Controller) claimPods(ctx context.Context, job *batch.Job, withSettled bool) ([]*v1.Pod, error) {
 	sel, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
 	if err != nil {
 		return nil, fmt.Errorf("parse selector of job %s: %w", jobKey(job), err)
 	}
-	candidates, err := c.candidatePods(job)
+	candidates, err := c.candidatePods(job, withSettled)
 	if err != nil {
 		return nil, err
 	}
@@ -52,9 +61,15 @@ func (c *Controller) getPodsForJob(ctx context.Context, job *batch.Job) ([]*v1.P
 	return out, nil
 }
 
-func (c *Controller) candidatePods(job *batch.Job) ([]*v1.Pod, error) {
+// candidatePods lists the Job's live pods and the namespace's orphans, and
+// with withSettled also the Job's settled pods.
+func (c *Controller) candidatePods(job *batch.Job, withSettled bool) ([]*v1.Pod, error) {
+	keys := []string{string(job.UID), orphanIndexPrefix + job.Namespace}
+	if withSettled {
+		keys = append(keys, settledIndexPrefix+string(job.UID))
+	}
 	var out []*v1.Pod
-	for _, key := range []string{string(job.UID), orphanIndexPrefix + job.Namespace} {
+	for _, key := range keys {
 		objs, err := c.podIndexer.ByIndex(podByJobIndex, key)
 		if err != nil {
 			return nil, fmt.Errorf("list pods of job %s: %w", jobKey(job), err)

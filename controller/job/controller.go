@@ -70,6 +70,8 @@ type Controller struct {
 	backoff        *backoffStore
 	finishedJobsMu sync.Mutex
 	finishedJobs   map[types.UID]bool // terminal status written, update not yet seen
+	settledMu      sync.Mutex
+	settledScanned map[types.UID]bool // Jobs whose settled pods need no new look
 }
 
 const podByJobIndex = "job-controller-uid"
@@ -84,21 +86,22 @@ func NewController(ctx context.Context, podInformer coreinformers.PodInformer, j
 		return nil, fmt.Errorf("register job controller metrics: %w", err)
 	}
 	c := &Controller{
-		client:       client,
-		jobLister:    jobInformer.Lister(),
-		podLister:    podInformer.Lister(),
-		podIndexer:   podInformer.Informer().GetIndexer(),
-		jobsSynced:   jobInformer.Informer().HasSynced,
-		podsSynced:   podInformer.Informer().HasSynced,
-		clock:        opts.Clock,
-		log:          opts.Logger,
-		metrics:      m,
-		recorder:     opts.Recorder,
-		batchPeriod:  opts.SyncBatchPeriod,
-		podExpect:    newPodExpectations(opts.Clock, ExpectationsTimeout),
-		finalizerExp: newFinalizerExpectations(),
-		backoff:      newBackoffStore(),
-		finishedJobs: map[types.UID]bool{},
+		client:         client,
+		jobLister:      jobInformer.Lister(),
+		podLister:      podInformer.Lister(),
+		podIndexer:     podInformer.Informer().GetIndexer(),
+		jobsSynced:     jobInformer.Informer().HasSynced,
+		podsSynced:     podInformer.Informer().HasSynced,
+		clock:          opts.Clock,
+		log:            opts.Logger,
+		metrics:        m,
+		recorder:       opts.Recorder,
+		batchPeriod:    opts.SyncBatchPeriod,
+		podExpect:      newPodExpectations(opts.Clock, ExpectationsTimeout),
+		finalizerExp:   newFinalizerExpectations(),
+		backoff:        newBackoffStore(),
+		finishedJobs:   map[types.UID]bool{},
+		settledScanned: map[types.UID]bool{},
 		tun: tunables{
 			podFailureBackOff:    opts.PodFailureBackOff,
 			maxPodFailureBackOff: opts.MaxPodFailureBackOff,

@@ -7,13 +7,19 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 )
 
-const orphanIndexPrefix = "orphan/"
+const (
+	orphanIndexPrefix  = "orphan/"
+	settledIndexPrefix = "settled/"
+)
 
 // addPodIndexer indexes pods by their controlling Job UID, and orphans by
-// namespace, so a sync lists only the candidate pods.
+// namespace, so a sync lists only the candidate pods. Settled pods
+// (terminal, finalizer gone: counted already) go under "settled/<uid>", so
+// a sync does not walk the thousands of finished pods of a long Job.
 func (c *Controller) addPodIndexer(inf cache.SharedIndexInformer) error {
 	if _, exists := inf.GetIndexer().GetIndexers()[podByJobIndex]; exists {
 		return nil
@@ -24,6 +30,9 @@ func (c *Controller) addPodIndexer(inf cache.SharedIndexInformer) error {
 			return nil, nil
 		}
 		if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
+			if !isLive(pod) {
+				return []string{settledIndexPrefix + string(ref.UID)}, nil
+			}
 			return []string{string(ref.UID)}, nil
 		}
 		return []string{orphanIndexPrefix + pod.Namespace}, nil
@@ -116,6 +125,7 @@ func (c *Controller) deleteJob(obj any) {
 	}
 	c.enqueue(job, 0)
 	c.forgetFinished(job)
+	c.settledChanged(job.UID)
 	c.enqueueOrphansOf(job)
 }
 
@@ -153,6 +163,9 @@ func (c *Controller) addPod(obj any) {
 		return
 	}
 	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
+		if !isLive(pod) {
+			c.settledChanged(ref.UID)
+		}
 		if job := c.resolveControllerRef(pod.Namespace, ref); job != nil {
 			c.podExpect.creationObserved(jobKey(job))
 			c.enqueue(job, c.batchPeriod)
@@ -171,6 +184,8 @@ func (c *Controller) addPod(obj any) {
 
 func (c *Controller) updatePod(oldObj, newObj any) {
 	oldPod, cur := oldObj.(*v1.Pod), newObj.(*v1.Pod)
+	curRef, oldRef := metav1.GetControllerOfNoCopy(cur), metav1.GetControllerOfNoCopy(oldPod)
+	c.noteSettledChange(oldPod, cur, oldRef, curRef) // before the resync check: a no-op on resyncs
 	if oldPod.ResourceVersion == cur.ResourceVersion {
 		return
 	}
@@ -179,7 +194,6 @@ func (c *Controller) updatePod(oldObj, newObj any) {
 		c.deletePod(cur, false)
 		return
 	}
-	curRef, oldRef := metav1.GetControllerOfNoCopy(cur), metav1.GetControllerOfNoCopy(oldPod)
 	if oldRef != nil && (curRef == nil || oldRef.UID != curRef.UID) {
 		if job := c.resolveControllerRef(oldPod.Namespace, oldRef); job != nil {
 			c.enqueue(job, c.batchPeriod)
@@ -283,4 +297,44 @@ func (c *Controller) forgetFinished(job *batch.Job) {
 	c.finishedJobsMu.Lock()
 	defer c.finishedJobsMu.Unlock()
 	delete(c.finishedJobs, job.UID)
+}
+
+// noteSettledChange marks the Jobs whose settled pods must be walked again
+// on their next sync: a pod changed labels or controller while settled (it
+// may have to be released), which the live-only listing would not see.
+func (c *Controller) noteSettledChange(oldPod, cur *v1.Pod, oldRef, curRef *metav1.OwnerReference) {
+	sameRef := (oldRef == nil) == (curRef == nil) && (oldRef == nil || oldRef.UID == curRef.UID)
+	if sameRef && labels.Equals(oldPod.Labels, cur.Labels) {
+		return
+	}
+	for _, ref := range []*metav1.OwnerReference{oldRef, curRef} {
+		if ref != nil {
+			c.settledChanged(ref.UID)
+		}
+	}
+}
+
+// settledChanged forgets that the Job's settled pods were checked.
+func (c *Controller) settledChanged(uid types.UID) {
+	c.settledMu.Lock()
+	defer c.settledMu.Unlock()
+	delete(c.settledScanned, uid)
+}
+
+// claimSettledScan tells whether this listing must include settled pods —
+// the first sync of the Job in this controller, a settled pod changed
+// labels or controller since the last full listing, or the pod failure
+// policy's FailJob rules scan every failed pod — and records the full
+// listing before it happens, so a change seen meanwhile asks for another.
+func (c *Controller) claimSettledScan(job *batch.Job) bool {
+	if job.Spec.PodFailurePolicy != nil {
+		return true
+	}
+	c.settledMu.Lock()
+	defer c.settledMu.Unlock()
+	if c.settledScanned[job.UID] {
+		return false
+	}
+	c.settledScanned[job.UID] = true
+	return true
 }

@@ -75,3 +75,33 @@ func TestScenarioDeadline(t *testing.T) {
 	}
 	_ = batch.JobFailed
 }
+
+// TestSettledPodReleasedAfterLabelChange: a counted pod (Succeeded, tracking
+// finalizer gone) is no longer walked by every sync, but when its labels
+// stop matching the selector the Job still releases it, as upstream does.
+func TestSettledPodReleasedAfterLabelChange(t *testing.T) {
+	h := newHarness(t)
+	job := h.createJob(newTestJob("settled", 3, 1))
+	h.eventually("first pod", 10*time.Millisecond, func() bool { return len(h.pods("default")) == 1 })
+	h.finishPods("default", func(*v1.Pod) (v1.PodPhase, int32) { return v1.PodSucceeded, 0 })
+	var first v1.Pod
+	h.eventually("first pod counted", 10*time.Millisecond, func() bool {
+		for _, p := range h.pods("default") {
+			if p.Status.Phase == v1.PodSucceeded && len(p.Finalizers) == 0 {
+				first = p
+			}
+		}
+		return first.Name != "" && h.getJob(job).Status.Succeeded == 1
+	})
+	first.Labels = map[string]string{"moved": "away"}
+	if _, err := h.client.CoreV1().Pods("default").Update(h.ctx, &first, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("relabel pod: %v", err)
+	}
+	h.eventually("settled pod released", 10*time.Millisecond, func() bool {
+		p, err := h.client.CoreV1().Pods("default").Get(h.ctx, first.Name, metav1.GetOptions{})
+		return err == nil && len(p.OwnerReferences) == 0
+	})
+	if got := h.getJob(job); got.Status.Succeeded != 1 {
+		t.Errorf("succeeded=%d after release, want 1", got.Status.Succeeded)
+	}
+}
