@@ -99,6 +99,20 @@ func (s *Server) getObject(ctx context.Context, res *registry.Resource, namespac
 	return obj, kv, nil
 }
 
+// getShared reads one object as getObject does, returning the shared
+// decoded copy of its version (the one watches decoded): read-only.
+func (s *Server) getShared(ctx context.Context, res *registry.Resource, namespace, name string) (runtime.Object, storage.KeyValue, error) {
+	kv, err := s.store.Get(ctx, objectKey(res, namespace, name))
+	if err != nil {
+		return nil, kv, s.storageError(err, res, name)
+	}
+	obj, err := s.decCache.get(cacheKey(res, kv.Key), kv.ModRevision, func() (runtime.Object, error) { return decodeKV(res, kv) })
+	if err != nil {
+		return nil, kv, apierrors.NewInternalError(err)
+	}
+	return obj, kv, nil
+}
+
 // storageError maps storage errors to API errors.
 func (s *Server) storageError(err error, res *registry.Resource, name string) error {
 	switch {

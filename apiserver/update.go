@@ -61,9 +61,11 @@ type mutateFunc func(cur runtime.Object) (runtime.Object, error)
 
 // updateObject is a guaranteed update: read, mutate, prepare, validate and
 // write with the read revision, retrying unconditional updates on conflict.
+// The current object is the shared decoded copy of its version: it is only
+// read (mutate gets a deep copy) and never returned.
 func (s *Server) updateObject(ctx context.Context, res *registry.Resource, namespace, name string, mode updateMode, dryRun bool, mutate mutateFunc) (runtime.Object, error) {
 	for attempt := 0; attempt < maxUpdateAttempts; attempt++ {
-		cur, kv, err := s.getObject(ctx, res, namespace, name)
+		cur, kv, err := s.getShared(ctx, res, namespace, name)
 		if err != nil {
 			return nil, err
 		}
@@ -160,7 +162,7 @@ func (s *Server) writeUpdate(ctx context.Context, res *registry.Resource, obj, c
 		return nil, apierrors.NewInternalError(err)
 	}
 	if bytes.Equal(data, kv.Value) {
-		return cur, nil
+		return cur.DeepCopyObject(), nil
 	}
 	rev, err := s.store.Update(ctx, kv.Key, data, kv.ModRevision)
 	return s.written(res, obj, rev, err)
