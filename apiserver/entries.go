@@ -10,10 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// entryCacheSize is how many stored object versions keep their encoded
-// form: enough for lists of the whole working set (10,000s of pods) to be
-// served from it. An entry is about the size of the object's JSON.
-const entryCacheSize = 32768
+// entryCacheSize is how many stored objects keep the encoded form of their
+// newest version: enough for lists of a working set of 10,000s of pods to
+// be served from it (about 2.7 KB per running pod, so some 45 MB at most).
+const entryCacheSize = 16384
 
 // storedEntry is what the server keeps per stored object version: its JSON
 // as served (with apiVersion and kind) and its labels. Entries are shared

@@ -116,3 +116,58 @@ func (c *ringCache[V]) get(key string, rev int64, make func() (V, error)) (V, er
 	c.items[k] = v
 	return v, nil
 }
+
+// latestCache keeps one value per key, for its newest version seen: older
+// versions never take room from current ones, so a cache sized for the
+// working set holds all of it. Keys are evicted oldest-inserted first. A
+// request for an older version than the cached one computes the value
+// without keeping it. Cached values are shared and must not be modified.
+type latestCache[V any] struct {
+	mu    sync.Mutex
+	items map[string]latestItem[V]
+	ring  []string
+	next  int
+}
+
+type latestItem[V any] struct {
+	rev int64
+	v   V
+}
+
+func newLatestCache[V any](size int) *latestCache[V] {
+	return &latestCache[V]{items: make(map[string]latestItem[V], size), ring: make([]string, size)}
+}
+
+// get returns the cached value for key at rev, computing it with make on a
+// miss.
+func (c *latestCache[V]) get(key string, rev int64, make func() (V, error)) (V, error) {
+	c.mu.Lock()
+	it, ok := c.items[key]
+	c.mu.Unlock()
+	if ok && it.rev == rev {
+		return it.v, nil
+	}
+	v, err := make()
+	if err != nil {
+		return v, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	it, ok = c.items[key]
+	switch {
+	case ok && it.rev == rev:
+		return it.v, nil
+	case ok && it.rev > rev:
+		return v, nil
+	case ok:
+		c.items[key] = latestItem[V]{rev, v}
+		return v, nil
+	}
+	if old := c.ring[c.next]; old != "" {
+		delete(c.items, old)
+	}
+	c.ring[c.next] = key
+	c.next = (c.next + 1) % len(c.ring)
+	c.items[key] = latestItem[V]{rev, v}
+	return v, nil
+}

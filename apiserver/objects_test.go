@@ -51,3 +51,22 @@ func TestWatchTransition(t *testing.T) {
 		}
 	}
 }
+
+func TestLatestCacheKeepsNewestVersionPerKey(t *testing.T) {
+	c := newLatestCache[string](2)
+	calls := 0
+	val := func(s string) func() (string, error) { return func() (string, error) { calls++; return s, nil } }
+	for _, step := range []struct {
+		key  string
+		rev  int64
+		want string
+	}{{"a", 1, "a1"}, {"a", 1, "a1"}, {"a", 2, "a2"}, {"a", 1, "a1"}, {"a", 2, "a2"}, {"b", 1, "b1"}, {"c", 1, "c1"}, {"a", 2, "a2"}} {
+		if got, _ := c.get(step.key, step.rev, val(fmt.Sprintf("%s%d", step.key, step.rev))); got != step.want {
+			t.Fatalf("%s@%d = %s, want %s", step.key, step.rev, got, step.want)
+		}
+	}
+	// a1 once, a2 once, a1 again (older: not kept), b1, c1 (evicts a), a2.
+	if calls != 6 || len(c.items) != 2 || c.items["a"].rev != 2 {
+		t.Fatalf("calls %d items %v", calls, c.items)
+	}
+}

@@ -89,7 +89,7 @@ type Server struct {
 	metrics       *metrics
 	handler       http.Handler
 	nsWake        chan struct{}
-	entCache      *ringCache[*storedEntry]
+	entCache      *latestCache[*storedEntry]
 	decCache      *ringCache[runtime.Object]
 	fieldManagers *fieldManagers
 	// nodeTransport proxies pods/log and pods/exec to node agents.
@@ -144,7 +144,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, store: cfg.Storage, clock: cfg.Clock, log: cfg.Logger, scheme: scheme,
 		resources: map[schema.GroupVersionResource]*registry.Resource{}, metrics: m,
-		nsWake: make(chan struct{}, 1), entCache: newRingCache[*storedEntry](entryCacheSize), decCache: newRingCache[runtime.Object](4096), nodeTransport: newNodeTransport(), fieldManagers: newFieldManagers(scheme),
+		nsWake: make(chan struct{}, 1), entCache: newLatestCache[*storedEntry](entryCacheSize), decCache: newRingCache[runtime.Object](4096), nodeTransport: newNodeTransport(), fieldManagers: newFieldManagers(scheme),
 	}
 	for _, r := range registry.All() {
 		s.resources[r.GVR] = r
