@@ -26,7 +26,7 @@ type storedEntry struct {
 // entry returns the cached entry of a stored version. obj, when not nil, is
 // kv already decoded (saving a decode on a miss); it is only read.
 func (s *Server) entry(res *registry.Resource, kv storage.KeyValue, obj runtime.Object) (*storedEntry, error) {
-	return s.entCache.get(cacheKey(res, kv.Key), kv.ModRevision, func() (*storedEntry, error) {
+	return s.entCache.get(objKey{res.GVR.Group, kv.Key}, kv.ModRevision, func() (*storedEntry, error) {
 		if obj == nil {
 			var err error
 			if obj, err = decodeKV(res, kv); err != nil {

@@ -124,9 +124,16 @@ func (c *ringCache[V]) get(key string, rev int64, make func() (V, error)) (V, er
 // without keeping it. Cached values are shared and must not be modified.
 type latestCache[V any] struct {
 	mu    sync.Mutex
-	items map[string]latestItem[V]
-	ring  []string
+	items map[objKey]latestItem[V]
+	ring  []objKey
 	next  int
+}
+
+// objKey names a stored object as one resource's view of it (core and
+// events.k8s.io events share a store).
+type objKey struct {
+	group string
+	key   string
 }
 
 type latestItem[V any] struct {
@@ -135,12 +142,12 @@ type latestItem[V any] struct {
 }
 
 func newLatestCache[V any](size int) *latestCache[V] {
-	return &latestCache[V]{items: make(map[string]latestItem[V], size), ring: make([]string, size)}
+	return &latestCache[V]{items: make(map[objKey]latestItem[V], size), ring: make([]objKey, size)}
 }
 
 // get returns the cached value for key at rev, computing it with make on a
 // miss.
-func (c *latestCache[V]) get(key string, rev int64, make func() (V, error)) (V, error) {
+func (c *latestCache[V]) get(key objKey, rev int64, make func() (V, error)) (V, error) {
 	c.mu.Lock()
 	it, ok := c.items[key]
 	c.mu.Unlock()
@@ -163,7 +170,7 @@ func (c *latestCache[V]) get(key string, rev int64, make func() (V, error)) (V, 
 		c.items[key] = latestItem[V]{rev, v}
 		return v, nil
 	}
-	if old := c.ring[c.next]; old != "" {
+	if old := c.ring[c.next]; old != (objKey{}) {
 		delete(c.items, old)
 	}
 	c.ring[c.next] = key

@@ -61,12 +61,12 @@ func TestLatestCacheKeepsNewestVersionPerKey(t *testing.T) {
 		rev  int64
 		want string
 	}{{"a", 1, "a1"}, {"a", 1, "a1"}, {"a", 2, "a2"}, {"a", 1, "a1"}, {"a", 2, "a2"}, {"b", 1, "b1"}, {"c", 1, "c1"}, {"a", 2, "a2"}} {
-		if got, _ := c.get(step.key, step.rev, val(fmt.Sprintf("%s%d", step.key, step.rev))); got != step.want {
+		if got, _ := c.get(objKey{key: step.key}, step.rev, val(fmt.Sprintf("%s%d", step.key, step.rev))); got != step.want {
 			t.Fatalf("%s@%d = %s, want %s", step.key, step.rev, got, step.want)
 		}
 	}
 	// a1 once, a2 once, a1 again (older: not kept), b1, c1 (evicts a), a2.
-	if calls != 6 || len(c.items) != 2 || c.items["a"].rev != 2 {
+	if calls != 6 || len(c.items) != 2 || c.items[objKey{key: "a"}].rev != 2 {
 		t.Fatalf("calls %d items %v", calls, c.items)
 	}
 }

@@ -104,7 +104,7 @@ func (s *Server) currentJSON(res *registry.Resource, cur runtime.Object) ([]byte
 	if err != nil {
 		return json.Marshal(cur)
 	}
-	key := cacheKey(res, objectKey(res, m.GetNamespace(), m.GetName()))
+	key := objKey{res.GVR.Group, objectKey(res, m.GetNamespace(), m.GetName())}
 	ent, err := s.entCache.get(key, rev, func() (*storedEntry, error) {
 		data, err := json.Marshal(cur)
 		if err != nil {
