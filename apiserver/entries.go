@@ -1,7 +1,7 @@
 package apiserver
 
 import (
-	"bytes"
+	"bufio"
 	"encoding/json"
 	"fmt"
 
@@ -55,17 +55,12 @@ func itemPrefix(res *registry.Resource) []byte {
 	return []byte(`{"kind":"` + gvk.Kind + `","apiVersion":"` + gvk.GroupVersion().String() + `",`)
 }
 
-// listItemJSON appends the JSON of one list item, data less prefix, to buf.
-// It reports false if data does not start with prefix.
-func listItemJSON(buf *bytes.Buffer, prefix, data []byte) bool {
-	if len(prefix) == 0 {
-		buf.Write(data)
-		return true
+// writeListItem writes the JSON of one list item: data (which starts with
+// prefix) less prefix.
+func writeListItem(w *bufio.Writer, prefix, data []byte) {
+	if len(prefix) > 0 {
+		_ = w.WriteByte('{')
+		data = data[len(prefix):]
 	}
-	if !bytes.HasPrefix(data, prefix) {
-		return false
-	}
-	buf.WriteByte('{')
-	buf.Write(data[len(prefix):])
-	return true
+	_, _ = w.Write(data)
 }

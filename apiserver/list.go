@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -251,29 +252,29 @@ func (s *Server) writeList(w http.ResponseWriter, res *registry.Resource, lr *li
 		return
 	}
 	ents := make([]*storedEntry, len(lr.kvs))
-	size := len(env) + 2
+	prefix := itemPrefix(res)
 	for i, kv := range lr.kvs {
 		if ents[i], err = s.entry(res, kv, lr.items[i]); err != nil {
 			s.writeError(w, apierrors.NewInternalError(err))
 			return
 		}
-		size += len(ents[i].data) + 1
-	}
-	var buf bytes.Buffer
-	buf.Grow(size)
-	buf.Write(env[:len(env)-2])
-	prefix := itemPrefix(res)
-	for i, ent := range ents {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		if !listItemJSON(&buf, prefix, ent.data) {
+		if !bytes.HasPrefix(ents[i].data, prefix) {
 			s.writeError(w, apierrors.NewInternalError(fmt.Errorf("unexpected %s encoding", res.Kind)))
 			return
 		}
 	}
-	buf.WriteString("]}")
-	writeRaw(w, http.StatusOK, buf.Bytes())
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	_, _ = bw.Write(env[:len(env)-2])
+	for i, ent := range ents {
+		if i > 0 {
+			_ = bw.WriteByte(',')
+		}
+		writeListItem(bw, prefix, ent.data)
+	}
+	_, _ = bw.WriteString("]}\n")
+	_ = bw.Flush()
 }
 
 // revisionWait is how long a request naming a future resourceVersion waits
