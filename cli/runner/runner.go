@@ -209,7 +209,9 @@ func (f *follower) follow(ctx context.Context) ([]ItemResult, bool) {
 		case <-f.changed:
 		}
 		items := f.snapshot()
-		f.progress.draw(items)
+		if f.allSeen() {
+			f.progress.draw(items)
+		}
 		if allFinished(items) {
 			f.progress.clear()
 			f.finish(ctx, items)
@@ -240,6 +242,14 @@ func (f *follower) snapshot() []ItemResult {
 		out = append(out, it)
 	}
 	return out
+}
+
+// allSeen reports whether every followed object has been observed once, so
+// the progress line never shows placeholder counters.
+func (f *follower) allSeen() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.results) == len(f.followed)
 }
 
 func (f *follower) isFollowed(obj *unstructured.Unstructured) bool {
