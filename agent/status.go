@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -206,17 +207,7 @@ func initializedCondition(spec corev1.PodSpec, initStatuses, statuses []corev1.C
 	if anyRegularStarted(statuses) {
 		return c
 	}
-	msg := ""
-	if len(unknown) > 0 {
-		msg = fmt.Sprintf("containers with unknown status: %s", unknown)
-	}
-	if len(incomplete) > 0 {
-		if msg != "" {
-			msg += ", "
-		}
-		msg += fmt.Sprintf("containers with incomplete status: %s", incomplete)
-	}
-	if msg != "" {
+	if msg := containersMessage(unknown, "incomplete", incomplete); msg != "" {
 		c.Status, c.Reason, c.Message = corev1.ConditionFalse, reasonContainersNotInitialized, msg
 	}
 	return c
@@ -254,17 +245,7 @@ func containersReadyCondition(spec corev1.PodSpec, statuses []corev1.ContainerSt
 		c.Reason = reasonPodFailed
 		return c
 	}
-	msg := ""
-	if len(unknown) > 0 {
-		msg = fmt.Sprintf("containers with unknown status: %s", unknown)
-	}
-	if len(unready) > 0 {
-		if msg != "" {
-			msg += ", "
-		}
-		msg += fmt.Sprintf("containers with unready status: %s", unready)
-	}
-	if msg != "" {
+	if msg := containersMessage(unknown, "unready", unready); msg != "" {
 		c.Reason, c.Message = reasonContainersNotReady, msg
 		return c
 	}
@@ -309,3 +290,17 @@ func mergeConditions(old, conds []corev1.PodCondition, now metav1.Time) []corev1
 
 // truncNow is the agent clock's now at second resolution.
 func truncNow(t time.Time) metav1.Time { return metav1.NewTime(t.Truncate(time.Second)) }
+
+// containersMessage is the kubelet's condition message listing containers
+// with unknown status, then those in the given state ("incomplete",
+// "unready"); empty when both lists are.
+func containersMessage(unknown []string, state string, others []string) string {
+	var parts []string
+	if len(unknown) > 0 {
+		parts = append(parts, fmt.Sprintf("containers with unknown status: %s", unknown))
+	}
+	if len(others) > 0 {
+		parts = append(parts, fmt.Sprintf("containers with %s status: %s", state, others))
+	}
+	return strings.Join(parts, ", ")
+}
