@@ -16,16 +16,9 @@ import (
 // BenchmarkCreatePodsWithInformers creates pods through the in-process
 // config while two informers (one filtered, like a node agent) watch.
 func BenchmarkCreatePodsWithInformers(b *testing.B) {
-	srv, err := New(Config{Storage: memory.New(100000)})
-	if err != nil {
-		b.Fatal(err)
-	}
+	client := benchClient(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	client, err := kubernetes.NewForConfig(srv.InProcessConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
 	var wg sync.WaitGroup
 	wg.Add(2 * b.N)
 	count := cache.ResourceEventHandlerFuncs{AddFunc: func(interface{}) { wg.Done() }}
@@ -56,4 +49,18 @@ func BenchmarkCreatePodsWithInformers(b *testing.B) {
 	}
 	cw.Wait()
 	wg.Wait()
+}
+
+// benchClient is a clientset over a fresh in-memory server, in-process.
+func benchClient(b *testing.B) kubernetes.Interface {
+	b.Helper()
+	srv, err := New(Config{Storage: memory.New(100000)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	client, err := kubernetes.NewForConfig(srv.InProcessConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return client
 }

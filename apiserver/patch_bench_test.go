@@ -5,27 +5,18 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/batchlet/batchlet/storage/memory"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 )
 
 // BenchmarkPatchPodStatus sends the node agent's kind of request — a
 // strategic merge patch of a pod's status — through the in-process config
 // while an informer watches the pods, as in a running cluster.
 func BenchmarkPatchPodStatus(b *testing.B) {
-	srv, err := New(Config{Storage: memory.New(100000)})
-	if err != nil {
-		b.Fatal(err)
-	}
+	client := benchClient(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	client, err := kubernetes.NewForConfig(srv.InProcessConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
 	all := informers.NewSharedInformerFactory(client, 0)
 	all.Core().V1().Pods().Informer()
 	all.Start(ctx.Done())
