@@ -18,12 +18,14 @@ type fitResult struct {
 // findNode filters nodes and picks the least allocated feasible one.
 func findNode(pod *corev1.Pod, req resources, nodes []*nodeInfo) fitResult {
 	res := fitResult{reasons: histogram{}}
-	best, bestScore := "", -1.0
+	best, bestScore := "", 0.0
 	score := podScoreRequests(pod)
 	for _, n := range nodes {
 		reasons, resolvable := filterNode(pod, req, n)
 		if len(reasons) == 0 {
-			if s := leastAllocatedScore(score, n); s > bestScore {
+			// Scores go below zero once default requests overcommit a
+			// node; the first feasible node always wins over none.
+			if s := leastAllocatedScore(score, n); best == "" || s > bestScore {
 				best, bestScore = n.node.Name, s
 			}
 			continue

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +27,13 @@ func TestFindNodeMessages(t *testing.T) {
 		wantMsg  string
 	}{
 		"fits": {pod: makePod("p", "1"), nodes: []*corev1.Node{makeNode("n1", "2", "1Gi", 110)}, wantNode: "n1"},
+		// 30 best-effort pods score as 3 cores (100m each by default) on a
+		// 1-core node: the score goes below -1, the node still fits.
+		"overcommitted by scoring defaults still fits": {
+			pod: makePod("p", ""), nodes: []*corev1.Node{makeNode("n1", "1", "1Gi", 110)},
+			existing: bestEffortPods(30, "n1"),
+			wantNode: "n1",
+		},
 		"insufficient cpu": {
 			pod: makePod("p", "3"), nodes: []*corev1.Node{makeNode("n1", "2", "1Gi", 110)},
 			wantMsg: "0/1 nodes are available: 1 Insufficient cpu.",
@@ -158,6 +166,14 @@ func names(ps []*corev1.Pod) []string {
 	var out []string
 	for _, p := range ps {
 		out = append(out, p.Name)
+	}
+	return out
+}
+
+func bestEffortPods(n int, node string) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i := range n {
+		out = append(out, makePod(fmt.Sprintf("be-%d", i), "", onNode(node)))
 	}
 	return out
 }
