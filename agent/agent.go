@@ -69,9 +69,18 @@ func New(cfg Config) (*Agent, error) {
 	if s, ok := cfg.Runtime.(interface{ SetEventRecorder(runtime.EventRecorder) }); ok {
 		s.SetEventRecorder(a.containerEvent)
 	}
-	a.factory = informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+	onThisNode := func(o *metav1.ListOptions) {
 		o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", cfg.NodeName).String()
-	}))
+	}
+	if cfg.NewInformerFactory != nil {
+		f, err := cfg.NewInformerFactory(onThisNode)
+		if err != nil {
+			return nil, fmt.Errorf("pod informers: %w", err)
+		}
+		a.factory = f
+	} else {
+		a.factory = informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, informers.WithTweakListOptions(onThisNode))
+	}
 	a.peers = newPeers(a)
 	a.podsInf = a.factory.Core().V1().Pods().Informer()
 	a.pods = a.factory.Core().V1().Pods().Lister()

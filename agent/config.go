@@ -7,6 +7,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 
@@ -51,6 +53,11 @@ type Config struct {
 	ShutdownGracePeriod time.Duration
 	// Version is reported as nodeInfo.kubeletVersion.
 	Version string
+	// NewInformerFactory, when set, builds the informer factory for this
+	// node's pods (tweak selects them and must edit every list and watch);
+	// the embedded agent uses it to read the API server's store directly.
+	// Nil builds one over Client.
+	NewInformerFactory func(tweak func(*metav1.ListOptions)) (informers.SharedInformerFactory, error)
 }
 
 func (c *Config) defaults() error {

@@ -79,18 +79,20 @@ type Config struct {
 
 // Server is the API server. Create it with New.
 type Server struct {
-	cfg           Config
-	store         storage.Backend
-	clock         clock.Clock
-	log           *slog.Logger
-	scheme        *runtime.Scheme
-	resources     map[schema.GroupVersionResource]*registry.Resource
-	ordered       []*registry.Resource
-	metrics       *metrics
-	handler       http.Handler
-	nsWake        chan struct{}
-	entCache      *latestCache[*storedEntry]
-	decCache      *ringCache[runtime.Object]
+	cfg       Config
+	store     storage.Backend
+	clock     clock.Clock
+	log       *slog.Logger
+	scheme    *runtime.Scheme
+	resources map[schema.GroupVersionResource]*registry.Resource
+	ordered   []*registry.Resource
+	metrics   *metrics
+	handler   http.Handler
+	nsWake    chan struct{}
+	entCache  *latestCache[*storedEntry]
+	decCache  *ringCache[runtime.Object]
+	// localCache holds the copies local informers share (see LocalListerWatcher).
+	localCache    *ringCache[runtime.Object]
 	fieldManagers *fieldManagers
 	// nodeTransport proxies pods/log and pods/exec to node agents.
 	nodeTransport *http.Transport
@@ -144,7 +146,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, store: cfg.Storage, clock: cfg.Clock, log: cfg.Logger, scheme: scheme,
 		resources: map[schema.GroupVersionResource]*registry.Resource{}, metrics: m,
-		nsWake: make(chan struct{}, 1), entCache: newLatestCache[*storedEntry](entryCacheSize), decCache: newRingCache[runtime.Object](4096), nodeTransport: newNodeTransport(), fieldManagers: newFieldManagers(scheme),
+		nsWake: make(chan struct{}, 1), entCache: newLatestCache[*storedEntry](entryCacheSize), decCache: newRingCache[runtime.Object](4096), localCache: newRingCache[runtime.Object](4096), nodeTransport: newNodeTransport(), fieldManagers: newFieldManagers(scheme),
 	}
 	for _, r := range registry.All() {
 		s.resources[r.GVR] = r

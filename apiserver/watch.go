@@ -63,42 +63,24 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, info reques
 	wt := &watcher{s: s, w: w, r: r, res: info.Res, f: f, format: format}
 	rv := q.Get("resourceVersion")
 	sendInitial := q.Get("sendInitialEvents") == "true" || (q.Get("sendInitialEvents") == "" && (rv == "" || rv == "0"))
-	var initial *listResult
-	if sendInitial {
-		lr, err := s.listStored(ctx, info.Res, info.Namespace, f, 0, "", "", "")
-		if err == nil && format != formatObject {
-			err = s.decodeItems(info.Res, lr)
-		}
-		if err != nil {
-			s.writeError(w, err)
-			return
-		}
-		initial, wt.lastRev = lr, lr.rev
-	} else if rv == "" || rv == "0" {
-		wt.lastRev = s.store.CurrentRevision()
-	} else if wt.lastRev, err = strconv.ParseInt(rv, 10, 64); err != nil {
-		s.writeError(w, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %s", rv)))
-		return
-	} else if err := s.waitForRevision(ctx, wt.lastRev); err != nil {
+	st, err := s.startWatch(ctx, info.Res, info.Namespace, f, rv, sendInitial)
+	if err == nil && st.initial != nil && format != formatObject {
+		err = s.decodeItems(info.Res, st.initial)
+	}
+	if err != nil {
 		s.writeError(w, err)
 		return
 	}
-	ch, err := s.store.Watch(ctx, keyPrefix(info.Res, info.Namespace), wt.lastRev)
-	if errors.Is(err, storage.ErrFuture) {
-		s.writeError(w, apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", wt.lastRev, s.store.CurrentRevision()), 1))
-		return
-	}
+	initial := st.initial
+	wt.lastRev = st.lastRev
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
-	if errors.Is(err, storage.ErrCompacted) {
-		wt.writeError(errGone(fmt.Sprintf("too old resource version: %d (%d)", wt.lastRev, s.store.CompactRevision())))
+	if st.failed != nil {
+		wt.writeError(st.failed)
 		return
 	}
-	if err != nil {
-		wt.writeError(apierrors.NewInternalError(err))
-		return
-	}
+	ch := st.ch
 	if initial != nil && !wt.writeInitial(initial) {
 		return
 	}
@@ -111,6 +93,51 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, info reques
 	g.Inc()
 	defer g.Dec()
 	wt.stream(ctx, ch, bookmarks)
+}
+
+// watchStart is where a watch begins: the initial list to send (with
+// sendInitialEvents), the revision it starts after, and the storage events
+// that follow. failed is an error to send as the watch's only event (the
+// requested revision is compacted away, or the store failed).
+type watchStart struct {
+	initial *listResult
+	lastRev int64
+	ch      <-chan []storage.Event
+	failed  error
+}
+
+// startWatch resolves a watch's resourceVersion and sendInitialEvents into
+// a starting point; errors are API errors to answer the request with.
+func (s *Server) startWatch(ctx context.Context, res *registry.Resource, namespace string, f *filter, rv string, sendInitial bool) (watchStart, error) {
+	var st watchStart
+	var err error
+	switch {
+	case sendInitial:
+		lr, err := s.listStored(ctx, res, namespace, f, 0, "", "", "")
+		if err != nil {
+			return st, err
+		}
+		st.initial, st.lastRev = lr, lr.rev
+	case rv == "" || rv == "0":
+		st.lastRev = s.store.CurrentRevision()
+	default:
+		if st.lastRev, err = strconv.ParseInt(rv, 10, 64); err != nil {
+			return st, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %s", rv))
+		}
+		if err := s.waitForRevision(ctx, st.lastRev); err != nil {
+			return st, err
+		}
+	}
+	st.ch, err = s.store.Watch(ctx, keyPrefix(res, namespace), st.lastRev)
+	switch {
+	case errors.Is(err, storage.ErrFuture):
+		return st, apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", st.lastRev, s.store.CurrentRevision()), 1)
+	case errors.Is(err, storage.ErrCompacted):
+		st.failed = errGone(fmt.Sprintf("too old resource version: %d (%d)", st.lastRev, s.store.CompactRevision()))
+	case err != nil:
+		st.failed = apierrors.NewInternalError(err)
+	}
+	return st, nil
 }
 
 // stream copies storage events to the client until ctx ends or the storage
@@ -147,28 +174,13 @@ func (wt *watcher) stream(ctx context.Context, ch <-chan []storage.Event, bookma
 	}
 }
 
-// writeEvent turns one storage event into ADDED/MODIFIED/DELETED, with
-// selector transitions: starts matching → ADDED, stops matching → DELETED.
+// writeEvent sends one storage event as the watch event it is for this
+// watcher, if any.
 func (wt *watcher) writeEvent(ev storage.Event) bool {
 	wt.lastRev = ev.KV.ModRevision
-	obj, err := wt.decoded(ev.KV)
+	typ, obj, err := wt.s.classify(wt.res, wt.f, ev)
 	if err != nil {
 		return wt.writeError(apierrors.NewInternalError(err))
-	}
-	typ := watch.EventType("")
-	switch {
-	case wt.f.empty():
-		typ = map[storage.EventType]watch.EventType{storage.EventCreated: watch.Added, storage.EventUpdated: watch.Modified, storage.EventDeleted: watch.Deleted}[ev.Type]
-	default:
-		matches, prevMatches := wt.f.matches(obj), false
-		if ev.PrevKV != nil {
-			prev, err := wt.decoded(*ev.PrevKV)
-			if err != nil {
-				return wt.writeError(apierrors.NewInternalError(err))
-			}
-			prevMatches = wt.f.matches(prev)
-		}
-		typ = transition(ev.Type, matches, prevMatches)
 	}
 	if typ == "" {
 		return true
@@ -181,6 +193,29 @@ func (wt *watcher) writeEvent(ev storage.Event) bool {
 		return wt.writeError(apierrors.NewInternalError(err))
 	}
 	return wt.writeFrame(typ, ent.data)
+}
+
+// classify turns one storage event into ADDED/MODIFIED/DELETED for a
+// watcher with filter f, with selector transitions: starts matching →
+// ADDED, stops matching → DELETED; "" when the watcher gets nothing. obj
+// is the shared decoded object: read-only.
+func (s *Server) classify(res *registry.Resource, f *filter, ev storage.Event) (watch.EventType, runtime.Object, error) {
+	obj, err := s.decodedShared(res, ev.KV)
+	if err != nil {
+		return "", nil, err
+	}
+	if f.empty() {
+		return map[storage.EventType]watch.EventType{storage.EventCreated: watch.Added, storage.EventUpdated: watch.Modified, storage.EventDeleted: watch.Deleted}[ev.Type], obj, nil
+	}
+	matches, prevMatches := f.matches(obj), false
+	if ev.PrevKV != nil {
+		prev, err := s.decodedShared(res, *ev.PrevKV)
+		if err != nil {
+			return "", nil, err
+		}
+		prevMatches = f.matches(prev)
+	}
+	return transition(ev.Type, matches, prevMatches), obj, nil
 }
 
 // transition maps a storage event and whether the object matches the
@@ -201,9 +236,9 @@ func transition(t storage.EventType, matches, prevMatches bool) watch.EventType 
 	return ""
 }
 
-// decoded returns the (shared, read-only) object of a stored version.
-func (wt *watcher) decoded(kv storage.KeyValue) (runtime.Object, error) {
-	return wt.s.decCache.get(cacheKey(wt.res, kv.Key), kv.ModRevision, func() (runtime.Object, error) { return decodeKV(wt.res, kv) })
+// decodedShared returns the (shared, read-only) object of a stored version.
+func (s *Server) decodedShared(res *registry.Resource, kv storage.KeyValue) (runtime.Object, error) {
+	return s.decCache.get(cacheKey(res, kv.Key), kv.ModRevision, func() (runtime.Object, error) { return decodeKV(res, kv) })
 }
 
 // writeInitial sends the ADDED events of the initial list.

@@ -67,7 +67,7 @@ resource fight. The JobSet controller needs the jobset.x-k8s.io CRD installed:
 					}
 				}()
 			}
-			if _, err := controlplane.StartControllers(ctx, cfg, names, logger, reg, run); err != nil {
+			if _, err := controlplane.StartControllers(ctx, cfg, nil, names, logger, reg, run); err != nil {
 				return err
 			}
 			if metricsAddr != "" {

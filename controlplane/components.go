@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -41,6 +42,7 @@ const jobSyncBatchPeriod = 5 * time.Millisecond
 type apiServer struct {
 	handler   http.Handler
 	inProcess *rest.Config
+	local     LocalSource
 	run       func(ctx context.Context) error
 }
 
@@ -77,7 +79,7 @@ func newAPIServer(cp *ControlPlane, bundle *pki.Bundle) (*apiServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build API server: %w", err)
 	}
-	return &apiServer{handler: srv.Handler(), inProcess: srv.InProcessConfig(), run: srv.Run}, nil
+	return &apiServer{handler: srv.Handler(), inProcess: srv.InProcessConfig(), local: srv, run: srv.Run}, nil
 }
 
 // clients are the in-process clients every component shares.
@@ -88,9 +90,12 @@ type clients struct {
 	informers informers.SharedInformerFactory
 	dynInf    dynamicinformer.DynamicSharedInformerFactory
 	metaInf   metadatainformer.SharedInformerFactory
+	local     LocalSource
 }
 
-func newClients(cfg *rest.Config) (*clients, error) {
+// newClients builds the clients over cfg; with src, the pod, Job, node and
+// metadata informers read the API server's store in this process.
+func newClients(cfg *rest.Config, src LocalSource) (*clients, error) {
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
@@ -103,18 +108,22 @@ func newClients(cfg *rest.Config) (*clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build metadata client: %w", err)
 	}
+	typed, err := newTypedFactory(kube, src, nil)
+	if err != nil {
+		return nil, fmt.Errorf("build informers: %w", err)
+	}
 	return &clients{
-		kube: kube, dyn: dyn, meta: meta,
-		informers: informers.NewSharedInformerFactory(kube, 0),
+		kube: kube, dyn: dyn, meta: meta, local: src,
+		informers: typed,
 		dynInf:    dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0),
-		metaInf:   metadatainformer.NewSharedInformerFactory(meta, 0),
+		metaInf:   newMetadataFactory(meta, src),
 	}, nil
 }
 
 func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle) error {
 	cfg := cp.ClientConfig()
 	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit in-process
-	c, err := StartControllers(ctx, cfg, cp.opts.Controllers, cp.log, cp.registry, cp.goRun)
+	c, err := StartControllers(ctx, cfg, cp.local, cp.opts.Controllers, cp.log, cp.registry, cp.goRun)
 	if err != nil {
 		return err
 	}
@@ -132,6 +141,9 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 		// The API's serving certificate covers 127.0.0.1 too; generating a
 		// self-signed RSA pair instead costs ≈ 100 ms of every cold start.
 		TLSCertificate: &bundle.ServerCert, // one version across API and kubelet, as a real cluster reports
+		NewInformerFactory: func(tweak func(*metav1.ListOptions)) (informers.SharedInformerFactory, error) {
+			return newTypedFactory(c.kube, c.local, tweak)
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("node agent: %w", err)

@@ -83,16 +83,18 @@ func controllerBuilders() map[string]controllerBuilder {
 }
 
 // StartControllers builds the named controllers against the API of cfg —
-// batchlet's own or a real kube-apiserver — and runs each with run. It
-// returns the shared clients so an embedded agent can reuse them.
-func StartControllers(ctx context.Context, cfg *rest.Config, names []string, log *slog.Logger, reg prometheus.Registerer, run Runner) (*clients, error) {
+// batchlet's own or a real kube-apiserver — and runs each with run. src,
+// when not nil, serves their informers from batchlet's store in this
+// process. It returns the shared clients so an embedded agent can reuse
+// them.
+func StartControllers(ctx context.Context, cfg *rest.Config, src LocalSource, names []string, log *slog.Logger, reg prometheus.Registerer, run Runner) (*clients, error) {
 	builders := controllerBuilders()
 	for _, n := range names {
 		if builders[n] == nil {
 			return nil, fmt.Errorf("unknown controller %q (known: %v)", n, AllControllers)
 		}
 	}
-	c, err := newClients(cfg)
+	c, err := newClients(cfg, src)
 	if err != nil {
 		return nil, err
 	}

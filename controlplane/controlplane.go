@@ -29,6 +29,7 @@ type ControlPlane struct {
 	store    storage.Backend
 	http     *http.Server
 	inproc   *rest.Config
+	local    LocalSource
 	registry *prometheus.Registry
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -76,7 +77,7 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 		_ = cp.Shutdown(context.Background())
 		return nil, err
 	}
-	cp.inproc = api.inProcess
+	cp.inproc, cp.local = api.inProcess, api.local
 	cp.goRun("apiserver", func() error { return api.run(runCtx) })
 	if err := cp.startComponents(runCtx, bundle); err != nil {
 		_ = cp.Shutdown(context.Background())

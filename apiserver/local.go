@@ -1,0 +1,273 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+
+	"github.com/batchlet/batchlet/apiserver/registry"
+	"github.com/batchlet/batchlet/storage"
+)
+
+// localWatchBuffer is how many events a local watch holds for a slow
+// informer before the server side waits.
+const localWatchBuffer = 256
+
+// LocalListerWatcher serves an informer of gvr in namespace ("" for all)
+// straight from this server's store, in the same process: no HTTP, no JSON.
+// Every version is decoded once and the object handed to all in-process
+// informers is one shared copy (read-only, as informer caches always are),
+// instead of each informer decoding the watch stream itself. With
+// metadataOnly the objects are *metav1.PartialObjectMetadata, as the
+// metadata client returns them. tweak, when set, edits the options of every
+// list and watch (like informers' TweakListOptions).
+func (s *Server) LocalListerWatcher(gvr schema.GroupVersionResource, namespace string, metadataOnly bool, tweak func(*metav1.ListOptions)) (cache.ListerWatcherWithContext, error) {
+	res := s.resources[gvr]
+	if res == nil {
+		return nil, fmt.Errorf("resource %s is not served", gvr)
+	}
+	return &localListerWatcher{s: s, res: res, namespace: namespace, metadataOnly: metadataOnly, tweak: tweak}, nil
+}
+
+type localListerWatcher struct {
+	s            *Server
+	res          *registry.Resource
+	namespace    string
+	metadataOnly bool
+	tweak        func(*metav1.ListOptions)
+}
+
+// ListWithContext implements cache.ListerWatcherWithContext.
+func (l *localListerWatcher) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	f, err := l.options(&opts)
+	if err != nil {
+		return nil, err
+	}
+	lr, err := l.s.listStored(ctx, l.res, l.namespace, f, opts.Limit, opts.Continue, opts.ResourceVersion, string(opts.ResourceVersionMatch))
+	if err != nil {
+		return nil, err
+	}
+	objs := make([]runtime.Object, len(lr.kvs))
+	for i, kv := range lr.kvs {
+		if objs[i], err = l.object(kv, lr.items[i]); err != nil {
+			return nil, err
+		}
+	}
+	var list runtime.Object = &metav1.PartialObjectMetadataList{}
+	if !l.metadataOnly {
+		list = l.res.NewList()
+	}
+	if err := meta.SetList(list, objs); err != nil {
+		return nil, fmt.Errorf("build %s list: %w", l.res.Kind, err)
+	}
+	lm, err := meta.ListAccessor(list)
+	if err != nil {
+		return nil, err
+	}
+	lm.SetResourceVersion(strconv.FormatInt(lr.rev, 10))
+	lm.SetContinue(lr.cont)
+	lm.SetRemainingItemCount(lr.remaining)
+	return list, nil
+}
+
+// WatchWithContext implements cache.ListerWatcherWithContext.
+func (l *localListerWatcher) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	f, err := l.options(&opts)
+	if err != nil {
+		return nil, err
+	}
+	var timeout int64
+	if opts.TimeoutSeconds != nil {
+		timeout = *opts.TimeoutSeconds
+	}
+	wctx, cancel := withTimeout(ctx, time.Duration(timeout)*time.Second)
+	rv := opts.ResourceVersion
+	sendInitial := (opts.SendInitialEvents != nil && *opts.SendInitialEvents) || (opts.SendInitialEvents == nil && (rv == "" || rv == "0"))
+	st, err := l.s.startWatch(wctx, l.res, l.namespace, f, rv, sendInitial)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	w := &localWatch{l: l, f: f, ctx: wctx, cancel: cancel, result: make(chan watch.Event, localWatchBuffer), lastRev: st.lastRev}
+	initialEnd := opts.SendInitialEvents != nil && *opts.SendInitialEvents && opts.AllowWatchBookmarks
+	go w.run(st, opts.AllowWatchBookmarks, initialEnd)
+	return w, nil
+}
+
+// List implements cache.Lister.
+func (l *localListerWatcher) List(opts metav1.ListOptions) (runtime.Object, error) {
+	return l.ListWithContext(context.Background(), opts)
+}
+
+// Watch implements cache.Watcher.
+func (l *localListerWatcher) Watch(opts metav1.ListOptions) (watch.Interface, error) {
+	return l.WatchWithContext(context.Background(), opts)
+}
+
+// options applies tweak and parses the selectors.
+func (l *localListerWatcher) options(opts *metav1.ListOptions) (*filter, error) {
+	if l.tweak != nil {
+		l.tweak(opts)
+	}
+	return parseFilter(l.res, url.Values{"labelSelector": {opts.LabelSelector}, "fieldSelector": {opts.FieldSelector}})
+}
+
+// object is what informers get for a stored version: one copy shared by
+// every local informer, made from the server's own decoded object (decoded,
+// when the caller has it) so that nothing an informer does can reach what
+// the server serves.
+func (l *localListerWatcher) object(kv storage.KeyValue, decoded runtime.Object) (runtime.Object, error) {
+	key := cacheKey(l.res, kv.Key)
+	if l.metadataOnly {
+		key = "meta|" + key
+	}
+	return l.s.localCache.get(key, kv.ModRevision, func() (runtime.Object, error) {
+		obj := decoded
+		if obj == nil {
+			var err error
+			if obj, err = l.s.decodedShared(l.res, kv); err != nil {
+				return nil, err
+			}
+		}
+		if l.metadataOnly {
+			pm := partialMetadata(obj)
+			pm.ObjectMeta = *pm.ObjectMeta.DeepCopy()
+			return pm, nil
+		}
+		return obj.DeepCopyObject(), nil
+	})
+}
+
+// bookmark is a BOOKMARK event at rev, marking the end of the initial
+// events when initialEnd.
+func (l *localListerWatcher) bookmark(rev int64, initialEnd bool) watch.Event {
+	obj := l.res.New()
+	obj.GetObjectKind().SetGroupVersionKind(l.res.GVK())
+	if l.metadataOnly {
+		obj = partialMetadata(obj)
+	}
+	m := accessor(obj)
+	m.SetResourceVersion(strconv.FormatInt(rev, 10))
+	if initialEnd {
+		m.SetAnnotations(map[string]string{InitialEventsEndAnnotation: "true"})
+	}
+	return watch.Event{Type: watch.Bookmark, Object: obj}
+}
+
+// localWatch is one local watch: a goroutine turns storage events into
+// watch events until Stop, the context's end or the storage watch closing.
+type localWatch struct {
+	l       *localListerWatcher
+	f       *filter
+	ctx     context.Context
+	cancel  context.CancelFunc
+	result  chan watch.Event
+	lastRev int64
+}
+
+// Stop implements watch.Interface.
+func (w *localWatch) Stop() { w.cancel() }
+
+// ResultChan implements watch.Interface.
+func (w *localWatch) ResultChan() <-chan watch.Event { return w.result }
+
+func (w *localWatch) run(st watchStart, bookmarks, initialEnd bool) {
+	defer close(w.result)
+	defer w.cancel()
+	if st.failed != nil {
+		w.send(watch.Event{Type: watch.Error, Object: statusOf(st.failed)})
+		return
+	}
+	if st.initial != nil {
+		for i, kv := range st.initial.kvs {
+			obj, err := w.l.object(kv, st.initial.items[i])
+			if err != nil || !w.send(watch.Event{Type: watch.Added, Object: obj}) {
+				w.fail(err)
+				return
+			}
+		}
+	}
+	if initialEnd && !w.send(w.l.bookmark(w.lastRev, true)) {
+		return
+	}
+	w.stream(st.ch, bookmarks)
+}
+
+// stream forwards storage events, with a bookmark every BookmarkInterval
+// when the informer allows them.
+func (w *localWatch) stream(ch <-chan []storage.Event, bookmarks bool) {
+	var tick <-chan time.Time
+	var timer clock.Timer
+	if bookmarks {
+		timer = w.l.s.clock.NewTimer(w.l.s.cfg.BookmarkInterval)
+		defer timer.Stop()
+		tick = timer.C()
+	}
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-tick:
+			if !w.send(w.l.bookmark(w.lastRev, false)) {
+				return
+			}
+			timer.Reset(w.l.s.cfg.BookmarkInterval)
+		case batch, ok := <-ch:
+			if !ok {
+				return
+			}
+			for _, ev := range batch {
+				if !w.forward(ev) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// forward sends the watch event one storage event is for this watch.
+func (w *localWatch) forward(ev storage.Event) bool {
+	w.lastRev = ev.KV.ModRevision
+	typ, decoded, err := w.l.s.classify(w.l.res, w.f, ev)
+	if err != nil {
+		w.fail(err)
+		return false
+	}
+	if typ == "" {
+		return true
+	}
+	obj, err := w.l.object(ev.KV, decoded)
+	if err != nil {
+		w.fail(err)
+		return false
+	}
+	return w.send(watch.Event{Type: typ, Object: obj})
+}
+
+// fail sends err (when there is one) as the watch's last event.
+func (w *localWatch) fail(err error) {
+	if err != nil {
+		w.send(watch.Event{Type: watch.Error, Object: statusOf(apierrors.NewInternalError(err))})
+	}
+}
+
+// send delivers ev unless the watch has been stopped.
+func (w *localWatch) send(ev watch.Event) bool {
+	select {
+	case w.result <- ev:
+		return true
+	case <-w.ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,174 @@
+package controlplane
+
+import (
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
+)
+
+// LocalSource serves informers from the API server's own store in the same
+// process (apiserver.Server.LocalListerWatcher): the embedded control plane's
+// informers then skip HTTP and JSON and share one decoded copy per object
+// version. A nil LocalSource means informers talk to the API over client-go.
+type LocalSource interface {
+	LocalListerWatcher(gvr schema.GroupVersionResource, namespace string, metadataOnly bool, tweak func(*metav1.ListOptions)) (cache.ListerWatcherWithContext, error)
+}
+
+// localTyped are the typed informers the hot paths use (pod lifecycle,
+// Jobs, nodes) and so are served locally.
+var localTyped = []struct {
+	obj runtime.Object
+	gvr schema.GroupVersionResource
+}{
+	{&corev1.Pod{}, corev1.SchemeGroupVersion.WithResource("pods")},
+	{&batchv1.Job{}, batchv1.SchemeGroupVersion.WithResource("jobs")},
+	{&corev1.Node{}, corev1.SchemeGroupVersion.WithResource("nodes")},
+}
+
+// newTypedFactory is a shared informer factory over client whose pod, Job
+// and node informers come from src when it is set. tweak edits every list
+// and watch, as informers.WithTweakListOptions does.
+func newTypedFactory(client kubernetes.Interface, src LocalSource, tweak func(*metav1.ListOptions)) (informers.SharedInformerFactory, error) {
+	var opts []informers.SharedInformerOption
+	if tweak != nil {
+		opts = append(opts, informers.WithTweakListOptions(tweak))
+	}
+	f := informers.NewSharedInformerFactoryWithOptions(client, 0, opts...)
+	if src == nil {
+		return f, nil
+	}
+	for _, t := range localTyped {
+		lw, err := src.LocalListerWatcher(t.gvr, metav1.NamespaceAll, false, tweak)
+		if err != nil {
+			return nil, err
+		}
+		f.InformerFor(t.obj, func(kubernetes.Interface, time.Duration) cache.SharedIndexInformer {
+			return cache.NewSharedIndexInformer(lw.(cache.ListerWatcher), t.obj, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+		})
+	}
+	return f, nil
+}
+
+// newMetadataFactory is a metadata informer factory; with src, its
+// informers are served locally.
+func newMetadataFactory(client metadata.Interface, src LocalSource) metadatainformer.SharedInformerFactory {
+	f := metadatainformer.NewSharedInformerFactory(client, 0)
+	if src == nil {
+		return f
+	}
+	return &localMetadataFactory{src: src, fallback: f, informers: map[schema.GroupVersionResource]*localGenericInformer{}}
+}
+
+// localMetadataFactory implements metadatainformer.SharedInformerFactory
+// with local informers, falling back to the client's for resources the
+// server does not serve.
+type localMetadataFactory struct {
+	src      LocalSource
+	fallback metadatainformer.SharedInformerFactory
+
+	mu        sync.Mutex
+	informers map[schema.GroupVersionResource]*localGenericInformer
+	started   map[schema.GroupVersionResource]bool
+	wg        sync.WaitGroup
+	shutdown  bool
+}
+
+type localGenericInformer struct {
+	informer cache.SharedIndexInformer
+	gvr      schema.GroupVersionResource
+}
+
+func (i *localGenericInformer) Informer() cache.SharedIndexInformer { return i.informer }
+func (i *localGenericInformer) Lister() cache.GenericLister {
+	return cache.NewGenericLister(i.informer.GetIndexer(), i.gvr.GroupResource())
+}
+
+// ForResource implements metadatainformer.SharedInformerFactory.
+func (f *localMetadataFactory) ForResource(gvr schema.GroupVersionResource) informers.GenericInformer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if inf, ok := f.informers[gvr]; ok {
+		return inf
+	}
+	lw, err := f.src.LocalListerWatcher(gvr, metav1.NamespaceAll, true, nil)
+	if err != nil {
+		return f.fallback.ForResource(gvr)
+	}
+	inf := &localGenericInformer{gvr: gvr, informer: cache.NewSharedIndexInformer(lw.(cache.ListerWatcher), &metav1.PartialObjectMetadata{}, 0,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})}
+	f.informers[gvr] = inf
+	return inf
+}
+
+// Start implements metadatainformer.SharedInformerFactory.
+func (f *localMetadataFactory) Start(stopCh <-chan struct{}) {
+	f.fallback.Start(stopCh)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.shutdown {
+		return
+	}
+	if f.started == nil {
+		f.started = map[schema.GroupVersionResource]bool{}
+	}
+	for gvr, inf := range f.informers {
+		if f.started[gvr] {
+			continue
+		}
+		f.started[gvr] = true
+		f.wg.Go(func() { inf.informer.Run(stopCh) })
+	}
+}
+
+// WaitForCacheSync implements metadatainformer.SharedInformerFactory.
+func (f *localMetadataFactory) WaitForCacheSync(stopCh <-chan struct{}) map[schema.GroupVersionResource]bool {
+	res := f.fallback.WaitForCacheSync(stopCh)
+	f.mu.Lock()
+	var started []*localGenericInformer
+	for gvr, inf := range f.informers {
+		if f.started[gvr] {
+			started = append(started, inf)
+		}
+	}
+	f.mu.Unlock()
+	for _, inf := range started {
+		res[inf.gvr] = waitSynced(stopCh, inf.informer.HasSynced)
+	}
+	return res
+}
+
+// Shutdown implements metadatainformer.SharedInformerFactory.
+func (f *localMetadataFactory) Shutdown() {
+	f.mu.Lock()
+	f.shutdown = true
+	f.mu.Unlock()
+	f.fallback.Shutdown()
+	f.wg.Wait()
+}
+
+// waitSynced polls synced until it is true or stopCh closes (checking at
+// least once, so a closed stopCh makes it a non-blocking check).
+func waitSynced(stopCh <-chan struct{}, synced cache.InformerSynced) bool {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if synced() {
+			return true
+		}
+		select {
+		case <-stopCh:
+			return false
+		case <-tick.C:
+		}
+	}
+}
