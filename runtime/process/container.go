@@ -95,7 +95,7 @@ func (p *pod) attempt(c *ctr, n int) (code int32, ran time.Duration, ok bool) {
 	workDir := c.spec.WorkingDir
 	if workDir == "" {
 		workDir = filepath.Join(p.dir, "work")
-		if p.sandbox != nil {
+		if p.rt.namespaces {
 			workDir = inPod(workDir)
 		}
 	}
@@ -119,9 +119,6 @@ func (p *pod) attempt(c *ctr, n int) (code int32, ran time.Duration, ok bool) {
 	}
 	if len(argv) == 0 {
 		return p.startError(c, n, fmt.Sprintf("failed to start container %q: no command: batchlet runs the container's command on the host and does not pull image %q", c.spec.Name, c.spec.Image)), 0, true
-	}
-	if _, err := lookPath(argv[0], env, workDir); err != nil {
-		return p.startError(c, n, fmt.Sprintf("failed to start container process: exec: %q: %v", argv[0], err)), 0, true
 	}
 	p.rt.event(p.api, c.spec, c.init, corev1.EventTypeNormal, "Pulled", fmt.Sprintf("Container image %q already present on machine", c.spec.Image))
 	p.rt.event(p.api, c.spec, c.init, corev1.EventTypeNormal, "Created", fmt.Sprintf("Created container: %s", c.spec.Name))
@@ -262,13 +259,12 @@ func lookPath(file string, env []envVar, workDir string) (string, error) {
 
 // proc is a running container process.
 type proc struct {
-	cmd    *exec.Cmd
+	cmd *exec.Cmd
+	// ns: the container is PID 1 of its own namespaces.
 	ns     bool
 	cg     *containerCgroup
 	drain  sync.WaitGroup
-	exited chan struct{}
-	// readyFile appears once a namespaced container's mounts are made.
-	readyFile string
+	exited chan struct{} // closed once cmd has been waited for
 	// taps receive the output while someone is attached.
 	taps taps
 	// stdin is the container's stdin when its spec asks for one.
@@ -281,47 +277,25 @@ func (p *pod) startProcess(c *ctr, n int, argv []string, env []envVar, workDir, 
 	if err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
 	}
-	pr := &proc{exited: make(chan struct{})}
+	pr := &proc{exited: make(chan struct{}), ns: p.rt.namespaces}
 	lf := &logFile{f: f, now: p.rt.clock.Now, tee: pr.taps.write}
-	if p.sandbox != nil {
-		pr.ns = true
-		pm := podMounts{hostname: p.hostname, hostsFile: filepath.Join(p.dir, "hosts"), tmpDir: filepath.Join(p.dir, "tmp"),
-			readyFile: filepath.Join(p.dir, "ready", fmt.Sprintf("%s-%d", c.spec.Name, n))}
-		if err := os.MkdirAll(filepath.Dir(pm.readyFile), 0o755); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("create ready dir: %w", err)
-		}
-		_ = os.Remove(pm.readyFile)
-		pr.readyFile = pm.readyFile
-		argv = nsCommand(p.sandbox.pid, pm, p.mounts(c), workDir, argv)
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = environ(env)
-	if !pr.ns {
-		cmd.Dir = workDir
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cg, err := p.rt.cgroups.create(fmt.Sprintf("%s_%s_%d", p.api.UID, c.spec.Name, n), c.spec.Resources)
-	if err != nil {
-		p.rt.log.Info("container runs without limits", "namespace", p.api.Namespace, "name", p.api.Name, "container", c.spec.Name, "err", err.Error())
-	}
-	if cg != nil {
-		cgf, err := cg.open()
-		if err == nil {
-			defer cgf.Close()
-			cmd.SysProcAttr.UseCgroupFD = true
-			cmd.SysProcAttr.CgroupFD = int(cgf.Fd())
-			pr.cg = cg
-		}
+	cmd := &exec.Cmd{Path: argv[0], Args: argv, Env: environ(env), Dir: workDir, SysProcAttr: &syscall.SysProcAttr{}}
+	cgf := p.containerCgroup(c, n, pr)
+	if cgf != nil {
+		defer cgf.Close()
+		cmd.SysProcAttr.UseCgroupFD = true
+		cmd.SysProcAttr.CgroupFD = int(cgf.Fd())
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		f.Close()
+		pr.cg.remove()
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		f.Close()
+		pr.cg.remove()
 		outR.Close()
 		outW.Close()
 		return nil, fmt.Errorf("pipe: %w", err)
@@ -329,7 +303,7 @@ func (p *pod) startProcess(c *ctr, n int, argv []string, env []envVar, workDir, 
 	cmd.Stdout, cmd.Stderr = outW, errW
 	stdin, err := containerStdin(c)
 	if err != nil {
-		cg.remove()
+		pr.cg.remove()
 		f.Close()
 		outR.Close()
 		outW.Close()
@@ -338,7 +312,8 @@ func (p *pod) startProcess(c *ctr, n int, argv []string, env []envVar, workDir, 
 		return nil, err
 	}
 	cmd.Stdin = stdin.r
-	err = cmd.Start()
+	pr.cmd = cmd
+	err = p.launch(pr, c, env)
 	outW.Close()
 	errW.Close()
 	stdin.r.Close()
@@ -346,14 +321,13 @@ func (p *pod) startProcess(c *ctr, n int, argv []string, env []envVar, workDir, 
 		outR.Close()
 		errR.Close()
 		f.Close()
-		cg.remove()
+		pr.cg.remove()
 		if stdin.pipe != nil {
 			stdin.pipe.close()
 		}
 		return nil, err
 	}
 	pr.stdin = stdin.pipe
-	pr.cmd = cmd
 	pr.drain.Add(2)
 	go func() { defer pr.drain.Done(); lf.copyStream("stdout", outR); outR.Close() }()
 	go func() { defer pr.drain.Done(); lf.copyStream("stderr", errR); errR.Close() }()
@@ -362,6 +336,56 @@ func (p *pod) startProcess(c *ctr, n int, argv []string, env []envVar, workDir, 
 		f.Close()
 	}()
 	return pr, nil
+}
+
+// containerCgroup creates attempt n's cgroup when c has limits and returns
+// it opened for CgroupFD (nil without one); pr.cg is set on success.
+func (p *pod) containerCgroup(c *ctr, n int, pr *proc) *os.File {
+	cg, err := p.rt.cgroups.create(fmt.Sprintf("%s_%s_%d", p.api.UID, c.spec.Name, n), c.spec.Resources)
+	if err != nil {
+		p.rt.log.Info("container runs without limits", "namespace", p.api.Namespace, "name", p.api.Name, "container", c.spec.Name, "err", err.Error())
+	}
+	if cg == nil {
+		return nil
+	}
+	f, err := cg.open()
+	if err != nil {
+		cg.remove()
+		return nil
+	}
+	pr.cg = cg
+	return f
+}
+
+// launch starts pr.cmd and has it waited for, closing pr.exited then. A
+// namespaced container is PID 1 of new PID, mount and UTS namespaces (see
+// startNamespaced); otherwise it is a plain process group.
+func (p *pod) launch(pr *proc, c *ctr, env []envVar) error {
+	cmd := pr.cmd
+	// The command is looked up with the container's PATH, and where the
+	// container sees its files (it may come from a volume).
+	resolve := func() error {
+		path, err := lookPath(cmd.Args[0], env, cmd.Dir)
+		if err != nil {
+			return fmt.Errorf("exec: %q: %w", cmd.Args[0], err)
+		}
+		cmd.Path = path
+		return nil
+	}
+	if pr.ns {
+		ns := containerNS{hostname: p.hostname, hostsFile: filepath.Join(p.dir, "hosts"),
+			tmpDir: filepath.Join(p.dir, "tmp"), mounts: p.mounts(c)}
+		return startNamespaced(cmd, ns, resolve, pr.exited)
+	}
+	if err := resolve(); err != nil {
+		return err
+	}
+	cmd.SysProcAttr.Setpgid = true
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() { _ = cmd.Wait(); close(pr.exited) }()
+	return nil
 }
 
 // stdinSource is what a container process reads as stdin: /dev/null, or a
@@ -405,8 +429,7 @@ func (p *pod) mounts(c *ctr) []mount {
 // wait waits for the process and its output; the code is 128+signal when
 // it was killed by a signal.
 func (pr *proc) wait() (int32, bool) {
-	_ = pr.cmd.Wait()
-	close(pr.exited)
+	<-pr.exited
 	if pr.stdin != nil {
 		pr.stdin.close()
 	}
@@ -426,7 +449,9 @@ func (pr *proc) wait() (int32, bool) {
 }
 
 // signal sends SIGTERM (or SIGKILL when force) to the container's process
-// group.
+// group. A namespaced container is PID 1 of its PID namespace: like a
+// container's init, it ignores a SIGTERM it has no handler for, and
+// SIGKILL to it ends every process of the namespace.
 func (pr *proc) signal(force bool) {
 	sig := syscall.SIGTERM
 	if force {
@@ -437,31 +462,12 @@ func (pr *proc) signal(force bool) {
 		return
 	default:
 	}
-	pid := pr.cmd.Process.Pid
-	if pr.ns {
-		if child, err := childPID(pid, 0); err == nil {
-			if syscall.Kill(-child, sig) != nil {
-				_ = syscall.Kill(child, sig)
-			}
-			if !force {
-				return
-			}
-		}
+	err := syscall.Kill(-pr.cmd.Process.Pid, sig)
+	if err != nil || force {
+		// The process itself, through its pidfd: it may have left its
+		// group, and a pidfd never reaches a reused PID.
+		_ = pr.cmd.Process.Signal(sig)
 	}
-	_ = syscall.Kill(-pid, sig)
-}
-
-// targetPID is the PID whose namespaces an exec joins; for a namespaced
-// container it first waits (up to readyWait) for the mounts to be made.
-func (pr *proc) targetPID() int {
-	pid := pr.cmd.Process.Pid
-	if pr.ns {
-		pr.waitReady(readyWait)
-		if child, err := childPID(pid, time.Second); err == nil {
-			return child
-		}
-	}
-	return pid
 }
 
 // logs writes the log of container name.
@@ -507,32 +513,6 @@ func (p *pod) hasLog(container string, attempt int) bool {
 	return err == nil
 }
 
-// readyWait bounds how long an exec waits for a starting container's mounts.
-const readyWait = 5 * time.Second
-
-// waitReady waits until the container's ready file exists, the container
-// exits, or wait passes.
-func (pr *proc) waitReady(wait time.Duration) {
-	if pr.readyFile == "" {
-		return
-	}
-	deadline := time.Now().Add(wait)
-	for {
-		if _, err := os.Stat(pr.readyFile); err == nil {
-			return
-		}
-		select {
-		case <-pr.exited:
-			return
-		default:
-		}
-		if time.Now().After(deadline) {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // exec runs cmd in the namespaces, environment and working directory of a
 // running container.
 func (p *pod) exec(ctx context.Context, name string, argv []string, s runtime.ExecStreams) error {
@@ -552,7 +532,9 @@ func (p *pod) exec(ctx context.Context, name string, argv []string, s runtime.Ex
 		return fmt.Errorf("exec: no command")
 	}
 	if pr.ns {
-		argv = append([]string{nsenterBin, "-t", fmt.Sprint(pr.targetPID()), "-m", "-u", "-p", "--",
+		// The container is PID 1 of its PID namespace, so its PID is the
+		// one whose namespaces to join.
+		argv = append([]string{nsenterBin, "-t", fmt.Sprint(pr.cmd.Process.Pid), "-m", "-u", "-p", "--",
 			"/bin/sh", "-c", `cd "$0" && exec "$@"`, workDir}, argv...)
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)

@@ -4,68 +4,20 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
+	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"syscall"
-	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-const (
-	unshareBin = "/usr/bin/unshare"
-	nsenterBin = "/usr/bin/nsenter"
-	setsidBin  = "/usr/bin/setsid"
-)
+// nsenterBin joins a running container's namespaces for exec.
+const nsenterBin = "/usr/bin/nsenter"
 
 // hostTmp is where the host's /tmp stays visible inside a container's
 // mount namespace once /tmp is private.
 const hostTmp = "/run/batchlet/hosttmp"
-
-// sandbox holds a pod's PID and UTS namespaces: its PID 1 sleeps while
-// the containers join through nsenter. Each container gets its own mount
-// namespace with the pod's /etc/hosts, a private /tmp and its volumes.
-type sandbox struct {
-	cmd *exec.Cmd
-	pid int // host PID of the pod's PID 1
-}
-
-// startSandbox starts PID 1 of the pod in new PID and UTS namespaces.
-func startSandbox() (*sandbox, error) {
-	cmd := exec.Command("/bin/sleep", "infinity")
-	// Pdeathsig: if the agent dies, PID 1 dies and the kernel kills every
-	// process of the pod.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL,
-		Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start sandbox: %w", err)
-	}
-	go func() { _ = cmd.Wait() }()
-	return &sandbox{cmd: cmd, pid: cmd.Process.Pid}, nil
-}
-
-func (s *sandbox) stop() {
-	if s == nil {
-		return
-	}
-	_ = syscall.Kill(s.pid, syscall.SIGKILL)
-}
-
-// childPID returns the first child of pid, waiting up to wait for it.
-func childPID(pid int, wait time.Duration) (int, error) {
-	deadline := time.Now().Add(wait)
-	for {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-		if err != nil {
-			return 0, err
-		}
-		if f := strings.Fields(string(b)); len(f) > 0 {
-			return strconv.Atoi(f[0])
-		}
-		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("process %d has no child", pid)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 // inPod maps a host path to where it is seen inside a pod's mount
 // namespace (the host's /tmp moves to hostTmp).
@@ -85,56 +37,166 @@ type mount struct {
 	readOnly       bool
 }
 
-// shQuote quotes s for /bin/sh.
-func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-// podMounts describes the mounts every container of a pod gets.
-type podMounts struct {
+// containerNS describes the namespaces a container starts in: its pod's
+// hostname, /etc/hosts and private /tmp (host paths), and its volumes.
+type containerNS struct {
 	hostname  string
 	hostsFile string
 	tmpDir    string
-	// readyFile (a host path), when set, is created once the mounts are
-	// made, just before the command starts: exec waits for it so that it
-	// never joins a half-built mount namespace.
-	readyFile string
+	mounts    []mount
 }
 
-// containerScript sets the pod's hostname, makes the container's mounts,
-// changes to its working directory and becomes a session leader running
-// the command ("$@").
-func containerScript(pm podMounts, mounts []mount, workDir string) string {
-	var b strings.Builder
-	b.WriteString("set -e\n")
-	fmt.Fprintf(&b, "echo %s > /proc/sys/kernel/hostname\n", shQuote(pm.hostname))
-	fmt.Fprintf(&b, "mount --bind %s /etc/hosts\n", shQuote(pm.hostsFile))
-	needHostTmp := strings.HasPrefix(pm.tmpDir, "/tmp/")
-	for _, m := range mounts {
-		needHostTmp = needHostTmp || inPod(m.source) != m.source
+// startNamespaced starts cmd as PID 1 of a new PID namespace, in new mount
+// and UTS namespaces set up as ns says, with no helper process: a thread of
+// its own unshares and mounts, then clones the container, which inherits
+// that thread's namespaces. resolve, when set, runs on that thread before
+// the start (to look the command up where the container sees its files).
+// That thread then waits for the container and closes exited.
+func startNamespaced(cmd *exec.Cmd, ns containerNS, resolve func() error, exited chan<- struct{}) error {
+	started := make(chan error, 1)
+	onThreadOfItsOwn(func() {
+		if err := enterContainerNS(ns); err != nil {
+			started <- err
+			return
+		}
+		if resolve != nil {
+			if err := resolve(); err != nil {
+				started <- err
+				return
+			}
+		}
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWPID
+		cmd.SysProcAttr.Setsid = true
+		// The kernel sends it when the creating thread ends: only once the
+		// container has been waited for, or when the agent dies.
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		_ = cmd.Wait()
+		close(exited)
+	})
+	return <-started
+}
+
+// onThreadOfItsOwn runs fn in a new goroutine locked to an OS thread that
+// ends with it. fn may change that thread's namespaces: the thread must not
+// go back to Go's pool, so it is never unlocked (Go then ends it). Go
+// cannot end the main thread, whose namespaces /proc/self also shows, so fn
+// never runs there.
+func onThreadOfItsOwn(fn func()) {
+	go func() {
+		goruntime.LockOSThread()
+		if unix.Gettid() != unix.Getpid() {
+			fn()
+			return
+		}
+		// Holding the main thread keeps the new goroutine off it.
+		locked := make(chan struct{})
+		go func() {
+			goruntime.LockOSThread()
+			close(locked)
+			fn()
+		}()
+		<-locked
+		goruntime.UnlockOSThread()
+	}()
+}
+
+// enterContainerNS moves the calling thread (locked to its goroutine) into
+// new mount and UTS namespaces and makes the container's mounts there.
+// CLONE_FS gives the thread its own root and working directory, without
+// which the kernel refuses a new mount namespace to one thread of many.
+func enterContainerNS(ns containerNS) error {
+	if err := unix.Unshare(unix.CLONE_FS | unix.CLONE_NEWNS | unix.CLONE_NEWUTS); err != nil {
+		return fmt.Errorf("unshare mount and UTS namespaces: %w", err)
 	}
-	if needHostTmp {
-		fmt.Fprintf(&b, "mount --bind /tmp %s\n", hostTmp)
+	// Nothing mounted here may reach the host's namespace.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make / private: %w", err)
 	}
-	fmt.Fprintf(&b, "mount --bind %s /tmp\n", shQuote(inPod(pm.tmpDir)))
-	for _, m := range mounts {
-		src, dst := shQuote(inPod(m.source)), shQuote(m.target)
-		fmt.Fprintf(&b, "if [ -d %s ]; then mkdir -p %s; else mkdir -p \"$(dirname %s)\"; [ -e %s ] || : > %s; fi\n", src, dst, dst, dst, dst)
-		fmt.Fprintf(&b, "mount --bind %s %s\n", src, dst)
-		if m.readOnly {
-			fmt.Fprintf(&b, "mount -o remount,bind,ro %s\n", dst)
+	if err := unix.Sethostname([]byte(ns.hostname)); err != nil {
+		return fmt.Errorf("set hostname %q: %w", ns.hostname, err)
+	}
+	if err := bindMount(ns.hostsFile, "/etc/hosts", false); err != nil {
+		return err
+	}
+	if needsHostTmp(ns) {
+		if err := bindMount("/tmp", hostTmp, false); err != nil {
+			return err
 		}
 	}
-	fmt.Fprintf(&b, "cd %s\n", shQuote(workDir))
-	if pm.readyFile != "" {
-		fmt.Fprintf(&b, ": > %s\n", shQuote(inPod(pm.readyFile)))
+	if err := bindMount(inPod(ns.tmpDir), "/tmp", false); err != nil {
+		return err
 	}
-	fmt.Fprintf(&b, "exec %s \"$@\"\n", setsidBin)
-	return b.String()
+	for _, m := range ns.mounts {
+		src := inPod(m.source)
+		if err := makeMountPoint(src, m.target); err != nil {
+			return err
+		}
+		if err := bindMount(src, m.target, m.readOnly); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// nsCommand wraps argv so it runs in the sandbox's PID and UTS namespaces
-// with its own mount namespace.
-func nsCommand(sandboxPID int, pm podMounts, mounts []mount, workDir string, argv []string) []string {
-	out := []string{nsenterBin, "-t", strconv.Itoa(sandboxPID), "-u", "-p", "--",
-		unshareBin, "-m", "--propagation", "private", "/bin/sh", "-c", containerScript(pm, mounts, workDir), "container"}
-	return append(out, argv...)
+// needsHostTmp reports whether a source lies under the host's /tmp, which
+// the private /tmp hides.
+func needsHostTmp(ns containerNS) bool {
+	if inPod(ns.tmpDir) != ns.tmpDir {
+		return true
+	}
+	for _, m := range ns.mounts {
+		if inPod(m.source) != m.source {
+			return true
+		}
+	}
+	return false
+}
+
+// makeMountPoint creates target (a directory, or an empty file when the
+// source is a file) if it is missing.
+func makeMountPoint(src, target string) error {
+	st, err := os.Stat(src)
+	if err != nil {
+		return fmt.Errorf("mount %s: %w", src, err)
+	}
+	if st.IsDir() {
+		if err := os.MkdirAll(target, 0o755); err != nil {
+			return fmt.Errorf("create mount point: %w", err)
+		}
+		return nil
+	}
+	if _, err := os.Stat(target); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return fmt.Errorf("create mount point: %w", err)
+	}
+	f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("create mount point: %w", err)
+	}
+	return f.Close()
+}
+
+// bindMount mounts src on target, read-only when asked (a bind mount takes
+// the read-only flag only on a remount).
+func bindMount(src, target string, readOnly bool) error {
+	if err := unix.Mount(src, target, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("bind mount %s on %s: %w", src, target, err)
+	}
+	if !readOnly {
+		return nil
+	}
+	if err := unix.Mount("", target, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
+		return fmt.Errorf("remount %s read-only: %w", target, err)
+	}
+	return nil
 }

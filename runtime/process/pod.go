@@ -26,7 +26,6 @@ type pod struct {
 	dir      string
 	hostname string
 	volumes  map[string]string
-	sandbox  *sandbox
 
 	mu       sync.Mutex
 	init     []*ctr
@@ -108,7 +107,6 @@ func (p *pod) sleep(d time.Duration) bool {
 // containers side by side.
 func (p *pod) run() {
 	defer func() {
-		p.sandbox.stop()
 		p.mu.Lock()
 		p.finished = true
 		p.mu.Unlock()
@@ -154,7 +152,7 @@ func (p *pod) run() {
 	wg.Wait()
 }
 
-// setup makes the pod's directories, volumes, /etc/hosts and sandbox.
+// setup makes the pod's directories, volumes and /etc/hosts.
 func (p *pod) setup() error {
 	ctx := context.Background()
 	for _, d := range []string{"tmp", "work", "logs"} {
@@ -171,13 +169,6 @@ func (p *pod) setup() error {
 	hosts := filepath.Join(p.dir, "hosts")
 	if err := os.WriteFile(hosts, hostsFile(p.api, p.hostname, p.res.Hosts(p.api)), 0o644); err != nil {
 		return fmt.Errorf("write hosts: %w", err)
-	}
-	if p.rt.namespaces && p.sandbox == nil {
-		sb, err := startSandbox()
-		if err != nil {
-			return fmt.Errorf("create pod sandbox: %w", err)
-		}
-		p.sandbox = sb
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package process
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -86,28 +87,28 @@ func New(cfg Config) (*Runtime, error) {
 // Namespaces reports whether pods get their own namespaces.
 func (r *Runtime) Namespaces() bool { return r.namespaces }
 
-// probeNamespaces checks that unshare can make the namespaces a pod needs.
+// probeNamespaces checks that a container can start in its own
+// namespaces, as startNamespaced makes them, and that exec can join them.
 func probeNamespaces() error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("not root")
 	}
-	for _, bin := range []string{unshareBin, nsenterBin, setsidBin} {
-		if _, err := os.Stat(bin); err != nil {
-			return fmt.Errorf("%s: %w", bin, err)
-		}
+	if _, err := os.Stat(nsenterBin); err != nil {
+		return fmt.Errorf("exec needs %s: %w", nsenterBin, err)
 	}
 	if err := os.MkdirAll(hostTmp, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", hostTmp, err)
 	}
-	sb, err := startSandbox()
-	if err != nil {
-		return err
+	var out bytes.Buffer
+	cmd := &exec.Cmd{Path: "/bin/true", Args: []string{"true"}, Dir: "/", Stdout: &out, Stderr: &out}
+	exited := make(chan struct{})
+	ns := containerNS{hostname: "probe", hostsFile: "/etc/hosts", tmpDir: hostTmp}
+	if err := startNamespaced(cmd, ns, nil, exited); err != nil {
+		return fmt.Errorf("namespaces: %w", err)
 	}
-	defer sb.stop()
-	argv := nsCommand(sb.pid, podMounts{hostname: "probe", hostsFile: "/etc/hosts", tmpDir: hostTmp}, nil, "/", []string{"/bin/true"})
-	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("namespaces: %v: %s", err, out)
+	<-exited
+	if !cmd.ProcessState.Success() {
+		return fmt.Errorf("namespaces: %s: %s", cmd.ProcessState, out.Bytes())
 	}
 	return nil
 }
