@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	sjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
-	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -57,6 +57,42 @@ func negotiate(r *http.Request) (outputFormat, error) {
 		}
 	}
 	return formatObject, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "", schema.GroupResource{}, "", "only the following media types are accepted: application/json, application/yaml", 0, false)
+}
+
+// wantsProtobuf reports whether the client prefers Kubernetes' protobuf
+// encoding for a single object (client-go's typed clients configured for
+// it, like the embedded control plane's, send it first in Accept).
+func wantsProtobuf(r *http.Request) bool {
+	for _, clause := range strings.Split(r.Header.Get("Accept"), ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(clause))
+		if err != nil {
+			continue
+		}
+		if mt == runtime.ContentTypeProtobuf {
+			return params["as"] == ""
+		}
+		if mt == "application/json" || mt == "*/*" || mt == "application/*" || mt == "application/yaml" {
+			return false
+		}
+	}
+	return false
+}
+
+// writeProtobuf answers with obj in the protobuf envelope, if its kind has
+// a protobuf form (built-in kinds do, custom resources do not); false
+// means nothing was written.
+func (s *Server) writeProtobuf(w http.ResponseWriter, code int, obj runtime.Object) bool {
+	if _, ok := obj.(interface{ Marshal() ([]byte, error) }); !ok || obj.GetObjectKind().GroupVersionKind().Empty() {
+		return false
+	}
+	var buf bytes.Buffer
+	if err := s.protobuf.Encode(obj, &buf); err != nil {
+		return false
+	}
+	w.Header().Set("Content-Type", runtime.ContentTypeProtobuf)
+	w.WriteHeader(code)
+	_, _ = w.Write(buf.Bytes())
+	return true
 }
 
 // readBody reads the request body within the configured limit.
@@ -114,9 +150,8 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, gvk schema.G
 // decodeProtobuf decodes the protobuf envelope client-go's typed clients
 // send for built-in kinds.
 func (s *Server) decodeProtobuf(data []byte, gvk schema.GroupVersionKind, into runtime.Object) error {
-	ser := protobuf.NewSerializer(s.scheme, s.scheme)
 	def := gvk
-	_, got, err := ser.Decode(data, &def, into)
+	_, got, err := s.protobuf.Decode(data, &def, into)
 	if err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, err))
 	}
@@ -197,6 +232,9 @@ func (s *Server) decodeJSONOnePass(data []byte, gvk schema.GroupVersionKind, int
 
 // writeObject answers with obj in the negotiated format.
 func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, res *registry.Resource, code int, obj runtime.Object) {
+	if wantsProtobuf(r) && s.writeProtobuf(w, code, obj) {
+		return
+	}
 	format, err := negotiate(r)
 	if err != nil {
 		s.writeError(w, err)
@@ -232,7 +270,7 @@ func partialMetadata(obj runtime.Object) *metav1.PartialObjectMetadata {
 // supported media type without checking its apiVersion.
 func (s *Server) decodeLoose(r *http.Request, data []byte, into runtime.Object) error {
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == runtime.ContentTypeProtobuf {
-		if _, _, err := protobuf.NewSerializer(s.scheme, s.scheme).Decode(data, nil, into); err != nil {
+		if _, _, err := s.protobuf.Decode(data, nil, into); err != nil {
 			return apierrors.NewBadRequest(fmt.Sprintf("decode %T: %v", into, err))
 		}
 		return nil

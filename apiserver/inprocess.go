@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 )
 
@@ -14,10 +15,12 @@ import (
 // admin and without client-side rate limiting.
 func (s *Server) InProcessConfig() *rest.Config {
 	return &rest.Config{
-		Host:          "http://batchlet.in-process",
-		Transport:     &inProcessTransport{handler: s.handler},
-		QPS:           -1,
-		ContentConfig: rest.ContentConfig{ContentType: "application/json", AcceptContentTypes: "application/json"},
+		Host:      "http://batchlet.in-process",
+		Transport: &inProcessTransport{handler: s.handler},
+		QPS:       -1,
+		// Typed clients speak protobuf (as kube-controller-manager does); the
+		// dynamic and metadata clients force JSON themselves.
+		ContentConfig: rest.ContentConfig{ContentType: runtime.ContentTypeProtobuf, AcceptContentTypes: runtime.ContentTypeProtobuf + ",application/json"},
 		UserAgent:     "batchlet-in-process",
 	}
 }

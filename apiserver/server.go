@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -92,7 +93,9 @@ type Server struct {
 	entCache  *latestCache[*storedEntry]
 	decCache  *ringCache[runtime.Object]
 	// localCache holds the copies local informers share (see LocalListerWatcher).
-	localCache    *ringCache[runtime.Object]
+	localCache *ringCache[runtime.Object]
+	// protobuf encodes and decodes Kubernetes' protobuf envelope.
+	protobuf      *protobuf.Serializer
 	fieldManagers *fieldManagers
 	// nodeTransport proxies pods/log and pods/exec to node agents.
 	nodeTransport *http.Transport
@@ -144,7 +147,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("apiserver: register metrics: %w", err)
 	}
 	s := &Server{
-		cfg: cfg, store: cfg.Storage, clock: cfg.Clock, log: cfg.Logger, scheme: scheme,
+		cfg: cfg, store: cfg.Storage, clock: cfg.Clock, log: cfg.Logger, scheme: scheme, protobuf: protobuf.NewSerializer(scheme, scheme),
 		resources: map[schema.GroupVersionResource]*registry.Resource{}, metrics: m,
 		nsWake: make(chan struct{}, 1), entCache: newLatestCache[*storedEntry](entryCacheSize), decCache: newRingCache[runtime.Object](4096), localCache: newRingCache[runtime.Object](4096), nodeTransport: newNodeTransport(), fieldManagers: newFieldManagers(scheme),
 	}
