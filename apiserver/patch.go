@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	kjson "sigs.k8s.io/json"
 )
 
 func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info requestInfo, mode updateMode) {
@@ -66,6 +67,11 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info reques
 // result keeps cur's resourceVersion unless the patch sets one (then it is
 // a precondition).
 func (s *Server) applyPatch(w http.ResponseWriter, r *http.Request, res *registry.Resource, pt types.PatchType, patch []byte, jp jsonpatch.Patch, cur runtime.Object) (runtime.Object, error) {
+	if pt == types.StrategicMergePatchType {
+		if obj, ok := strategicPatchObject(res, cur, patch); ok {
+			return obj, nil
+		}
+	}
 	orig, err := s.currentJSON(res, cur)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
@@ -93,6 +99,42 @@ func (s *Server) applyPatch(w http.ResponseWriter, r *http.Request, res *registr
 		m.SetResourceVersion("")
 	}
 	return obj, nil
+}
+
+// strategicPatchObject applies a strategic merge patch to cur's fields
+// directly (typed object to map and back, no JSON text in between). ok is
+// false when the patch is not plain — it fails to apply, or names fields the
+// type does not have — and the JSON path must give the exact error or
+// warnings.
+func strategicPatchObject(res *registry.Resource, cur runtime.Object, patch []byte) (runtime.Object, bool) {
+	var patchMap map[string]interface{}
+	if strictErrs, err := kjson.UnmarshalStrict(patch, &patchMap); err != nil || len(strictErrs) > 0 || patchMap == nil {
+		return nil, false // duplicate fields: the JSON path reports them
+	}
+	if tm, ok := patchMap["apiVersion"]; ok && tm != res.GroupVersion().String() {
+		return nil, false
+	}
+	if k, ok := patchMap["kind"]; ok && k != res.Kind {
+		return nil, false
+	}
+	curMap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cur)
+	if err != nil {
+		return nil, false
+	}
+	merged, err := strategicpatch.StrategicMergeMapPatch(curMap, patchMap, res.New())
+	if err != nil {
+		return nil, false
+	}
+	obj := res.New()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(merged, obj, true); err != nil {
+		return nil, false
+	}
+	obj.GetObjectKind().SetGroupVersionKind(res.GVK())
+	m := accessor(obj)
+	if m.GetResourceVersion() == accessor(cur).GetResourceVersion() {
+		m.SetResourceVersion("")
+	}
+	return obj, true
 }
 
 // currentJSON is the served JSON of cur, an object as read from the store

@@ -1,13 +1,18 @@
 package apiserver
 
 import (
+	"encoding/json"
 	"testing"
 
+	"github.com/batchlet/batchlet/apiserver/registry"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/dynamic"
 )
 
@@ -145,5 +150,57 @@ func TestJobSetSchemaDefaults(t *testing.T) {
 	rj := rjobs[0].(map[string]interface{})
 	if rj["replicas"] != int64(1) || rj["groupName"] != "default" {
 		t.Fatalf("replicatedJob defaults: replicas %v groupName %v", rj["replicas"], rj["groupName"])
+	}
+}
+
+// The typed strategic-merge path gives what patching the JSON gives.
+func TestStrategicPatchObjectMatchesJSONPath(t *testing.T) {
+	res := registry.Pods()
+	cur := testPod("p", "n1")
+	cur.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
+	cur.ResourceVersion = "7"
+	cur.Labels = map[string]string{"a": "1", "b": "2"}
+	cur.Finalizers = []string{"batch.kubernetes.io/job-tracking", "other"}
+	cur.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}
+	patches := map[string]string{
+		"status":             `{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True","lastTransitionTime":null}]}}`,
+		"finalizer removal":  `{"metadata":{"$deleteFromPrimitiveList/finalizers":["batch.kubernetes.io/job-tracking"]}}`,
+		"label delete":       `{"metadata":{"labels":{"a":null,"c":"3"}}}`,
+		"container by name":  `{"spec":{"containers":[{"name":"c","image":"other"}]}}`,
+		"resource quantity":  `{"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":"500m","memory":"1Gi"}}}]}}`,
+		"rv as precondition": `{"metadata":{"resourceVersion":"7"},"status":{"message":"x"}}`,
+	}
+	for name, patch := range patches {
+		t.Run(name, func(t *testing.T) {
+			got, ok := strategicPatchObject(res, cur, []byte(patch))
+			if !ok {
+				t.Fatal("typed path refused a plain patch")
+			}
+			orig, err := json.Marshal(cur)
+			if err != nil {
+				t.Fatal(err)
+			}
+			patched, err := strategicpatch.StrategicMergePatch(orig, []byte(patch), &corev1.Pod{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := &corev1.Pod{}
+			if err := json.Unmarshal(patched, want); err != nil {
+				t.Fatal(err)
+			}
+			want.ResourceVersion = ""
+			if !equality.Semantic.DeepEqual(got, want) {
+				t.Fatalf("typed path differs:\n got %+v\nwant %+v", got, want)
+			}
+		})
+	}
+	for name, patch := range map[string]string{
+		"unknown field":   `{"status":{"phaze":"Running"}}`,
+		"duplicate field": `{"status":{"phase":"Running","phase":"Failed"}}`,
+		"other kind":      `{"kind":"Job","status":{}}`,
+	} {
+		if _, ok := strategicPatchObject(res, cur, []byte(patch)); ok {
+			t.Errorf("%s: typed path took a patch the JSON path must report", name)
+		}
 	}
 }
