@@ -140,7 +140,7 @@ func (s *Server) admitNamespace(ctx context.Context, res *registry.Resource, nam
 		return apierrors.NewBadRequest("the server could not find the requested resource: namespace is required")
 	}
 	nsRes := s.resource("", "v1", "namespaces")
-	obj, _, err := s.getObject(ctx, nsRes, "", namespace)
+	obj, _, err := s.getShared(ctx, nsRes, "", namespace) // only read: no decode per create
 	if err != nil {
 		return err
 	}
