@@ -46,6 +46,25 @@ func (b *Backend) Get(ctx context.Context, key string) (storage.KeyValue, error)
 // List returns the keys under prefix in key order, as of opts.Revision when
 // set (served from the log while it reaches back that far).
 func (b *Backend) List(ctx context.Context, prefix string, opts storage.ListOptions) (storage.ListResult, error) {
+	items := []storage.KeyValue{}
+	res, err := b.Visit(ctx, prefix, opts, func(kv storage.KeyValue) (bool, error) {
+		kv.Value = cloneBytes(kv.Value)
+		items = append(items, kv)
+		return false, nil
+	})
+	res.Items = items
+	return res, err
+}
+
+// Visit is List for a caller that looks at each value once: instead of
+// copying every value out of the file, it calls visit with each key under
+// prefix in key order, as of opts.Revision and after opts.After, up to
+// opts.Limit keys. The Value handed to visit may alias the store's memory:
+// it is valid only during the call and must not be modified, so visit
+// copies what it keeps. visit returning true ends the walk there; More and
+// Remaining then count the keys left after the last one visited. Items is
+// left nil. visit runs inside a read transaction: it should be quick.
+func (b *Backend) Visit(ctx context.Context, prefix string, opts storage.ListOptions, visit func(storage.KeyValue) (stop bool, err error)) (storage.ListResult, error) {
 	if err := b.readable(ctx); err != nil {
 		return storage.ListResult{}, err
 	}
@@ -63,7 +82,7 @@ func (b *Backend) List(ctx context.Context, prefix string, opts storage.ListOpti
 	if err != nil {
 		return storage.ListResult{}, fmt.Errorf("list %s at %d: %w", prefix, opts.Revision, err)
 	}
-	res, err := l.run(tx.Bucket(bucketKV).Cursor())
+	res, err := l.run(tx.Bucket(bucketKV).Cursor(), visit)
 	if err != nil {
 		return storage.ListResult{}, fmt.Errorf("list %s: %w", prefix, err)
 	}
@@ -160,28 +179,29 @@ func (l *lister) wants(key string) bool {
 	return strings.HasPrefix(key, l.prefix) && key > l.after
 }
 
-// run walks the merged stream, fills one page and counts the rest.
-func (l *lister) run(c *bbolt.Cursor) (storage.ListResult, error) {
-	res := storage.ListResult{Items: []storage.KeyValue{}}
-	extra := l.sortedOverrides()
-	k, v := l.seek(c)
+// run walks the merged stream, hands each present key to visit until it
+// or the limit stops the walk, and counts the keys left after that.
+func (l *lister) run(c *bbolt.Cursor, visit func(storage.KeyValue) (bool, error)) (storage.ListResult, error) {
+	var res storage.ListResult
+	w := walk{l: l, c: c, extra: l.sortedOverrides()}
+	w.k, w.v = l.seek(c)
+	visited := int64(0)
+	stopped := false
 	for {
-		key, kv, ok, err := l.next(c, &k, &v, &extra)
+		kv, ok, err := w.next(!stopped)
 		if err != nil || !ok {
 			return res, err
 		}
-		if kv == nil {
-			continue // absent at the requested revision
-		}
-		if l.limit > 0 && int64(len(res.Items)) >= l.limit {
+		if stopped {
 			res.More = true
 			res.Remaining++
 			continue
 		}
-		item := *kv
-		item.Key = key
-		item.Value = cloneBytes(item.Value)
-		res.Items = append(res.Items, item)
+		visited++
+		if stopped, err = visit(kv); err != nil {
+			return res, err
+		}
+		stopped = stopped || (l.limit > 0 && visited >= l.limit)
 	}
 }
 
@@ -198,32 +218,49 @@ func (l *lister) seek(c *bbolt.Cursor) ([]byte, []byte) {
 	return k, v
 }
 
-// next yields the next key of the merge of the cursor and the sorted
-// override keys that the cursor does not have. A nil KeyValue means absent.
-func (l *lister) next(c *bbolt.Cursor, k, v *[]byte, extra *[]string) (string, *storage.KeyValue, bool, error) {
-	curOK := *k != nil && bytes.HasPrefix(*k, []byte(l.prefix))
-	switch {
-	case !curOK && len(*extra) == 0:
-		return "", nil, false, nil
-	case len(*extra) > 0 && (!curOK || (*extra)[0] < string(*k)):
-		key := (*extra)[0]
-		*extra = (*extra)[1:]
-		return key, l.over[key], true, nil
+// walk merges the cursor with the sorted override keys it does not have.
+type walk struct {
+	l     *lister
+	c     *bbolt.Cursor
+	k, v  []byte   // the cursor's current record (k nil past the end)
+	extra []string // override keys not yet yielded, sorted
+}
+
+// next yields the next key present at the listed revision; ok is false at
+// the end. With want false it only says that there is one (kv is zero),
+// which costs no allocation.
+func (w *walk) next(want bool) (kv storage.KeyValue, ok bool, err error) {
+	for {
+		curOK := w.k != nil && bytes.HasPrefix(w.k, []byte(w.l.prefix))
+		switch {
+		case !curOK && len(w.extra) == 0:
+			return storage.KeyValue{}, false, nil
+		case len(w.extra) > 0 && (!curOK || w.extra[0] < string(w.k)):
+			key := w.extra[0]
+			w.extra = w.extra[1:]
+			kv = *w.l.over[key] // extra holds only present keys
+			kv.Key = key
+			return kv, true, nil
+		}
+		k, rec := w.k, w.v
+		w.k, w.v = w.c.Next()
+		if len(w.extra) > 0 && w.extra[0] == string(k) {
+			w.extra = w.extra[1:]
+		}
+		if ov, found := w.l.over[string(k)]; found {
+			if ov == nil {
+				continue // absent at the listed revision
+			}
+			kv = *ov
+			kv.Key = string(k)
+			return kv, true, nil
+		}
+		if !want {
+			return storage.KeyValue{}, true, nil
+		}
+		kv, err = decodeKV(string(k), rec)
+		return kv, err == nil, err
 	}
-	key := string(*k)
-	rec := *v
-	*k, *v = c.Next()
-	if len(*extra) > 0 && (*extra)[0] == key {
-		*extra = (*extra)[1:]
-	}
-	if ov, ok := l.over[key]; ok {
-		return key, ov, true, nil
-	}
-	kv, err := decodeKV(key, rec)
-	if err != nil {
-		return "", nil, false, err
-	}
-	return key, &kv, true, nil
 }
 
 func (l *lister) sortedOverrides() []string {
