@@ -64,3 +64,22 @@ func writeListItem(w *bufio.Writer, prefix, data []byte) {
 	}
 	_, _ = w.Write(data)
 }
+
+// cachedEntry returns the cached entry of a stored version, or nil when the
+// cache does not hold that version. It only reads kv's key and revision.
+func (s *Server) cachedEntry(res *registry.Resource, kv storage.KeyValue) *storedEntry {
+	ent, _ := s.entCache.peek(objKey{res.GVR.Group, kv.Key}, kv.ModRevision)
+	return ent
+}
+
+// peek returns the cached value of key if it is the one for rev.
+func (c *latestCache[V]) peek(key objKey, rev int64) (V, bool) {
+	c.mu.Lock()
+	it, ok := c.items[key]
+	c.mu.Unlock()
+	if ok && it.rev == rev {
+		return it.v, true
+	}
+	var zero V
+	return zero, false
+}

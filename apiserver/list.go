@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -17,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -69,101 +67,44 @@ func (s *Server) listObjects(ctx context.Context, res *registry.Resource, namesp
 	return lr, nil
 }
 
-// matchStored says whether a stored version passes f, decoding only what
-// the selectors need: nothing without selectors, the cached labels for a
-// label selector, the object for a field selector (then returned).
-func (s *Server) matchStored(res *registry.Resource, f *filter, kv storage.KeyValue) (runtime.Object, bool, error) {
-	if f.empty() {
-		return nil, true, nil
-	}
-	if f.fields.Empty() {
-		ent, err := s.entry(res, kv, nil)
-		if err != nil {
-			return nil, false, err
-		}
-		return nil, f.labels.Matches(labels.Set(ent.labels)), nil
-	}
-	obj, err := decodeKV(res, kv)
-	if err != nil {
-		return nil, false, err
-	}
-	return obj, f.matches(obj), nil
-}
-
 // listStored is listObjects without decoding what the selectors did not
 // need.
 func (s *Server) listStored(ctx context.Context, res *registry.Resource, namespace string, f *filter, limit int64, cont, rv, rvMatch string) (*listResult, error) {
-	prefix := keyPrefix(res, namespace)
-	opts := storage.ListOptions{}
-	if cont != "" {
-		tok, err := decodeContinue(cont)
-		if err != nil {
-			return nil, err
-		}
-		opts.Revision, opts.After = tok.Rev, tok.Start
-	} else if rv != "" && rv != "0" {
-		n, err := strconv.ParseInt(rv, 10, 64)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %s", rv))
-		}
-		if err := s.waitForRevision(ctx, n); err != nil {
-			return nil, err
-		}
-		if rvMatch == string(metav1.ResourceVersionMatchExact) {
-			opts.Revision = n
-		}
+	sc, err := s.scanList(ctx, res, namespace, f, limit, cont, rv, rvMatch, false)
+	if err != nil {
+		return nil, err
 	}
-	out := &listResult{}
-	for {
-		batch := opts
-		if limit > 0 {
-			batch.Limit = limit - int64(len(out.kvs))
-			if !f.empty() && batch.Limit < 64 {
-				batch.Limit = 64
-			}
-		}
-		page, err := s.store.List(ctx, prefix, batch)
-		if errors.Is(err, storage.ErrCompacted) && cont != "" && opts.Revision != 0 {
-			// History for the token's revision is gone: go on at the current
-			// revision rather than failing the whole list.
-			opts.Revision = 0
-			continue
-		}
-		if err != nil {
-			if errors.Is(err, storage.ErrFuture) {
-				return nil, apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", opts.Revision, s.store.CurrentRevision()), 1)
-			}
-			return nil, s.storageError(err, res, "")
-		}
-		out.rev = page.Revision
-		opts.Revision = page.Revision
-		for i, kv := range page.Items {
-			obj, ok, err := s.matchStored(res, f, kv)
-			if err != nil {
-				return nil, apierrors.NewInternalError(err)
-			}
-			opts.After = kv.Key
-			if !ok {
-				continue
-			}
-			out.kvs = append(out.kvs, kv)
-			out.items = append(out.items, obj)
-			if limit > 0 && int64(len(out.kvs)) >= limit {
-				more := page.More || i < len(page.Items)-1
-				if more {
-					out.cont = encodeContinue(page.Revision, kv.Key)
-					if f.empty() && page.Remaining >= 0 {
-						rem := page.Remaining + int64(len(page.Items)-1-i)
-						out.remaining = &rem
-					}
-				}
-				return out, nil
-			}
-		}
-		if !page.More {
-			return out, nil
-		}
+	out := &listResult{rev: sc.rev, cont: sc.cont, remaining: sc.remaining, kvs: make([]storage.KeyValue, len(sc.items)), items: make([]runtime.Object, len(sc.items))}
+	for i, it := range sc.items {
+		out.kvs[i], out.items[i] = it.st.kv, it.st.obj
 	}
+	return out, nil
+}
+
+// listEntries is listStored for an answer spliced from cached entries: it
+// copies out of the store only the versions the entry cache misses.
+func (s *Server) listEntries(ctx context.Context, res *registry.Resource, namespace string, f *filter, limit int64, cont, rv, rvMatch string) ([]*storedEntry, metav1.ListMeta, error) {
+	sc, err := s.scanList(ctx, res, namespace, f, limit, cont, rv, rvMatch, true)
+	if err != nil {
+		return nil, metav1.ListMeta{}, err
+	}
+	ents := make([]*storedEntry, len(sc.items))
+	for i, it := range sc.items {
+		ents[i] = it.ent
+	}
+	return ents, sc.listMeta(), nil
+}
+
+func (s *Server) scanList(ctx context.Context, res *registry.Resource, namespace string, f *filter, limit int64, cont, rv, rvMatch string, entries bool) (*listScan, error) {
+	opts, err := s.listOptions(ctx, cont, rv, rvMatch)
+	if err != nil {
+		return nil, err
+	}
+	sc := &listScan{s: s, res: res, f: f, limit: limit, entries: entries}
+	if err := sc.run(ctx, keyPrefix(res, namespace), opts, cont != ""); err != nil {
+		return nil, err
+	}
+	return sc, nil
 }
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request, info requestInfo) {
@@ -180,21 +121,27 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, info request
 			return
 		}
 	}
-	lr, err := s.listStored(r.Context(), info.Res, info.Namespace, f, limit, q.Get("continue"), q.Get("resourceVersion"), q.Get("resourceVersionMatch"))
-	if err != nil {
-		s.writeError(w, err)
-		return
-	}
-	lm := metav1.ListMeta{ResourceVersion: strconv.FormatInt(lr.rev, 10), Continue: lr.cont, RemainingItemCount: lr.remaining}
 	format, err := negotiate(r)
 	if err != nil {
 		s.writeError(w, err)
 		return
 	}
+	cont, rv, rvMatch := q.Get("continue"), q.Get("resourceVersion"), q.Get("resourceVersionMatch")
 	if format == formatObject {
-		s.writeList(w, info.Res, lr, lm)
+		ents, lm, err := s.listEntries(r.Context(), info.Res, info.Namespace, f, limit, cont, rv, rvMatch)
+		if err != nil {
+			s.writeError(w, err)
+			return
+		}
+		s.writeList(w, info.Res, ents, lm)
 		return
 	}
+	lr, err := s.listStored(r.Context(), info.Res, info.Namespace, f, limit, cont, rv, rvMatch)
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	lm := lr.listMeta()
 	if err := s.decodeItems(info.Res, lr); err != nil {
 		s.writeError(w, err)
 		return
@@ -228,9 +175,17 @@ func (s *Server) decodeItems(res *registry.Resource, lr *listResult) error {
 	return nil
 }
 
-// writeList answers with the list of lr: the list envelope encoded with no
+func (lr *listResult) listMeta() metav1.ListMeta {
+	return metav1.ListMeta{ResourceVersion: strconv.FormatInt(lr.rev, 10), Continue: lr.cont, RemainingItemCount: lr.remaining}
+}
+
+func (sc *listScan) listMeta() metav1.ListMeta {
+	return metav1.ListMeta{ResourceVersion: strconv.FormatInt(sc.rev, 10), Continue: sc.cont, RemainingItemCount: sc.remaining}
+}
+
+// writeList answers with a list of ents: the list envelope encoded with no
 // items, and the items spliced in from their cached encoded form.
-func (s *Server) writeList(w http.ResponseWriter, res *registry.Resource, lr *listResult, lm metav1.ListMeta) {
+func (s *Server) writeList(w http.ResponseWriter, res *registry.Resource, ents []*storedEntry, lm metav1.ListMeta) {
 	list := res.NewList()
 	list.GetObjectKind().SetGroupVersionKind(res.GroupVersion().WithKind(res.Kind + "List"))
 	if err := meta.SetList(list, []runtime.Object{}); err != nil {
@@ -251,14 +206,9 @@ func (s *Server) writeList(w http.ResponseWriter, res *registry.Resource, lr *li
 		s.writeError(w, apierrors.NewInternalError(fmt.Errorf("unexpected %s list encoding", res.Kind)))
 		return
 	}
-	ents := make([]*storedEntry, len(lr.kvs))
 	prefix := itemPrefix(res)
-	for i, kv := range lr.kvs {
-		if ents[i], err = s.entry(res, kv, lr.items[i]); err != nil {
-			s.writeError(w, apierrors.NewInternalError(err))
-			return
-		}
-		if !bytes.HasPrefix(ents[i].data, prefix) {
+	for _, ent := range ents {
+		if !bytes.HasPrefix(ent.data, prefix) {
 			s.writeError(w, apierrors.NewInternalError(fmt.Errorf("unexpected %s encoding", res.Kind)))
 			return
 		}

@@ -1,0 +1,211 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/batchlet/batchlet/apiserver/registry"
+	"github.com/batchlet/batchlet/storage"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// valueVisitor is a store that walks a list handing each value to a
+// callback instead of copying them all out (storage/bolt's Visit): a list
+// answered from the entry cache then copies only the values it misses.
+type valueVisitor interface {
+	Visit(ctx context.Context, prefix string, opts storage.ListOptions, visit func(storage.KeyValue) (stop bool, err error)) (storage.ListResult, error)
+}
+
+// visitStored walks the keys under prefix like valueVisitor.Visit, over any
+// store: one without Visit is listed and its copies handed over.
+func (s *Server) visitStored(ctx context.Context, prefix string, opts storage.ListOptions, visit func(storage.KeyValue) (bool, error)) (storage.ListResult, error) {
+	if v, ok := s.store.(valueVisitor); ok {
+		return v.Visit(ctx, prefix, opts, visit)
+	}
+	page, err := s.store.List(ctx, prefix, opts)
+	if err != nil {
+		return page, err
+	}
+	res := storage.ListResult{Revision: page.Revision, More: page.More, Remaining: page.Remaining}
+	for i, kv := range page.Items {
+		stop, err := visit(kv)
+		if err != nil {
+			return res, err
+		}
+		if stop {
+			left := int64(len(page.Items) - 1 - i)
+			res.More = page.More || left > 0
+			if page.Remaining >= 0 {
+				res.Remaining = page.Remaining + left
+			}
+			break
+		}
+	}
+	return res, nil
+}
+
+// listScan answers one list request: the stored versions of res under a
+// prefix that pass f, in key order, within limit, continue and
+// resourceVersion. With entries it collects each match's cached entry,
+// copying no value the entry cache has; otherwise each match's stored
+// version (a copy) and, where matching needed it, its decoded object.
+type listScan struct {
+	s       *Server
+	res     *registry.Resource
+	f       *filter
+	limit   int64
+	entries bool
+
+	items     []listItem
+	rev       int64
+	cont      string
+	remaining *int64
+}
+
+// listItem is one candidate of a scan: its cached entry, or a copy of its
+// stored version, or both. Small, as a list of 10,000s holds one each.
+type listItem struct {
+	ent *storedEntry
+	st  *storedItem
+}
+
+// storedItem is a candidate's stored version (a copy) and its decoded
+// object when something decoded it; undecided when only that object can
+// tell whether it matches (a field selector, or no cached labels).
+type storedItem struct {
+	kv        storage.KeyValue
+	obj       runtime.Object
+	undecided bool
+}
+
+// listOptions turns continue / resourceVersion / resourceVersionMatch into
+// store list options, waiting for a resourceVersion not reached yet.
+func (s *Server) listOptions(ctx context.Context, cont, rv, rvMatch string) (storage.ListOptions, error) {
+	var opts storage.ListOptions
+	if cont != "" {
+		tok, err := decodeContinue(cont)
+		if err != nil {
+			return opts, err
+		}
+		opts.Revision, opts.After = tok.Rev, tok.Start
+	} else if rv != "" && rv != "0" {
+		n, err := strconv.ParseInt(rv, 10, 64)
+		if err != nil {
+			return opts, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %s", rv))
+		}
+		if err := s.waitForRevision(ctx, n); err != nil {
+			return opts, err
+		}
+		if rvMatch == string(metav1.ResourceVersionMatchExact) {
+			opts.Revision = n
+		}
+	}
+	return opts, nil
+}
+
+// run scans prefix from opts. Each walk of the store stops once it has
+// limit candidates; candidates that resolve finds not to match make it go
+// on after the last key seen, at the same revision.
+func (sc *listScan) run(ctx context.Context, prefix string, opts storage.ListOptions, fromContinue bool) error {
+	for {
+		start := len(sc.items)
+		var last string
+		page, err := sc.s.visitStored(ctx, prefix, opts, func(kv storage.KeyValue) (bool, error) {
+			last = kv.Key
+			sc.consider(kv)
+			return sc.limit > 0 && int64(len(sc.items)) >= sc.limit, nil
+		})
+		if errors.Is(err, storage.ErrCompacted) && fromContinue && opts.Revision != 0 {
+			// History for the token's revision is gone: go on at the current
+			// revision rather than failing the whole list.
+			sc.items = sc.items[:start]
+			opts.Revision = 0
+			continue
+		}
+		if err != nil {
+			if errors.Is(err, storage.ErrFuture) {
+				return apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", opts.Revision, sc.s.store.CurrentRevision()), 1)
+			}
+			return sc.s.storageError(err, sc.res, "")
+		}
+		sc.rev, opts.Revision = page.Revision, page.Revision
+		if err := sc.resolve(start); err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		if sc.limit > 0 && int64(len(sc.items)) >= sc.limit {
+			if page.More {
+				sc.cont = encodeContinue(page.Revision, last)
+				if sc.f.empty() && page.Remaining >= 0 {
+					rem := page.Remaining
+					sc.remaining = &rem
+				}
+			}
+			return nil
+		}
+		if !page.More {
+			return nil
+		}
+		opts.After = last
+	}
+}
+
+// consider looks at one stored version during the store's walk, where kv's
+// value is only lent. A cached entry answers a label selector (or none);
+// kv is copied where the caller wants stored versions or the entry is
+// missing.
+func (sc *listScan) consider(kv storage.KeyValue) {
+	var it listItem
+	if sc.entries || (!sc.f.empty() && sc.f.fields.Empty()) {
+		it.ent = sc.s.cachedEntry(sc.res, kv)
+	}
+	undecided := false
+	switch {
+	case it.ent == nil:
+		undecided = !sc.f.empty() || sc.entries
+	case !sc.f.fields.Empty():
+		undecided = true
+	case !sc.f.labels.Matches(labels.Set(it.ent.labels)):
+		return
+	}
+	if undecided || !sc.entries {
+		kv.Value = bytes.Clone(kv.Value)
+		it.st = &storedItem{kv: kv, undecided: undecided}
+	}
+	sc.items = append(sc.items, it)
+}
+
+// resolve decodes the undecided candidates from start on, drops those that
+// do not match and, for entries, gives the others their entries.
+func (sc *listScan) resolve(start int) error {
+	kept := sc.items[:start]
+	for _, it := range sc.items[start:] {
+		if it.st != nil && it.st.undecided {
+			obj, err := decodeKV(sc.res, it.st.kv)
+			if err != nil {
+				return err
+			}
+			if !sc.f.matches(obj) {
+				continue
+			}
+			it.st.obj, it.st.undecided = obj, false
+			if sc.entries {
+				if it.ent == nil {
+					if it.ent, err = sc.s.entry(sc.res, it.st.kv, obj); err != nil {
+						return err
+					}
+				}
+				it.st = nil
+			}
+		}
+		kept = append(kept, it)
+	}
+	clear(sc.items[len(kept):])
+	sc.items = kept
+	return nil
+}
