@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -142,37 +145,36 @@ func benchPod(prefix string, i int) *corev1.Pod {
 // client-go caller waits for). It checks the item counts.
 func timeLists(ctx context.Context, kube kubernetes.Interface, n, iterations int, res *Result) error {
 	rc := kube.CoreV1().RESTClient()
-	raw := func(selector string) ([]time.Duration, int, error) {
-		var ds []time.Duration
-		size := 0
+	var body bytes.Buffer
+	raw := func(selector string) (listTimes, error) {
+		lt := listTimes{before: takeUsage(), gcBefore: numGC()}
 		for range iterations {
 			req := rc.Get().Namespace("default").Resource("pods")
 			if selector != "" {
 				req = req.Param("labelSelector", selector)
 			}
 			t := time.Now()
-			b, err := req.DoRaw(ctx)
-			ds = append(ds, time.Since(t))
+			size, err := readBody(ctx, req, &body)
+			lt.ds = append(lt.ds, time.Since(t))
 			if err != nil {
-				return nil, 0, fmt.Errorf("list pods %q: %w", selector, err)
+				return lt, fmt.Errorf("list pods %q: %w", selector, err)
 			}
-			size = len(b)
+			lt.size = size
 		}
-		return ds, size, nil
+		lt.after, lt.gcAfter = takeUsage(), numGC()
+		return lt, nil
 	}
-	all, size, err := raw("")
+	all, err := raw("")
 	if err != nil {
 		return err
 	}
-	res.addDuration("list all p50", percentile(all, 50))
-	res.addDuration("list all p99", percentile(all, 99))
-	res.add("list all size", float64(size)/(1<<20), "MB")
-	sel, _, err := raw("group=g7")
+	all.report(res, "list all", iterations)
+	res.add("list all size", float64(all.size)/(1<<20), "MB")
+	sel, err := raw("group=g7")
 	if err != nil {
 		return err
 	}
-	res.addDuration("list selector p50", percentile(sel, 50))
-	res.addDuration("list selector p99", percentile(sel, 99))
+	sel.report(res, "list selector", iterations)
 
 	var typed []time.Duration
 	for range max(iterations/10, 1) {
@@ -268,4 +270,47 @@ func timeWatch(ctx context.Context, kube kubernetes.Interface, writes int, res *
 		res.Notes = append(res.Notes, fmt.Sprintf("%d of %d watch events arrived before the create call returned (delivery counted as 0)", early, writes))
 	}
 	return nil
+}
+
+// listTimes is one series of timed lists: their durations, the last body
+// size, and the process's CPU and GC cycles around the series.
+type listTimes struct {
+	ds                []time.Duration
+	size              int
+	before, after     usage
+	gcBefore, gcAfter uint32
+}
+
+// report adds the series' p50/p99 and, as the machine may be shared, the
+// CPU of the whole process (server and client) per list and the GC cycles
+// that ran during the series.
+func (lt *listTimes) report(res *Result, name string, iterations int) {
+	res.addDuration(name+" p50", percentile(lt.ds, 50))
+	res.addDuration(name+" p99", percentile(lt.ds, 99))
+	res.addDuration(name+" CPU per list", (lt.after.cpu-lt.before.cpu)/time.Duration(max(iterations, 1)))
+	res.add(name+" GC cycles", float64(lt.gcAfter-lt.gcBefore), "")
+}
+
+// readBody sends req and reads the whole response body into buf (reused
+// across calls, so that the measuring client's own allocations neither
+// slow the read nor drive the garbage collector of the server sharing its
+// process), returning the body's size. It stops the clock at the last
+// byte, as DoRaw does.
+func readBody(ctx context.Context, req *rest.Request, buf *bytes.Buffer) (int, error) {
+	rd, err := req.Stream(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = rd.Close() }()
+	buf.Reset()
+	if _, err := buf.ReadFrom(rd); err != nil {
+		return 0, fmt.Errorf("read body: %w", err)
+	}
+	return buf.Len(), nil
+}
+
+func numGC() uint32 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.NumGC
 }
