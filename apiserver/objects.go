@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -12,6 +13,25 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
+
+// protobufMagic starts Kubernetes' protobuf envelope: a runtime.Unknown
+// carrying apiVersion, kind and the object's protobuf bytes.
+var protobufMagic = []byte("k8s\x00")
+
+// protoMessage is what the generated protobuf code of built-in kinds adds.
+type protoMessage interface {
+	Marshal() ([]byte, error)
+	Unmarshal([]byte) error
+}
+
+// storesProtobuf says whether res's objects are stored as protobuf, as
+// upstream stores built-in kinds in etcd: several times cheaper to write
+// and read than JSON. Custom resources (no protobuf form) and events (whose
+// expiry reads the stored JSON) stay JSON; reading accepts either.
+func storesProtobuf(r *registry.Resource, obj runtime.Object) bool {
+	_, ok := obj.(protoMessage)
+	return ok && r.ToStorage == nil && r.GVR.Resource != "events"
+}
 
 // encodeForStorage serialises obj with its apiVersion/kind and without a
 // resourceVersion (the storage revision is the resourceVersion).
@@ -27,7 +47,12 @@ func encodeForStorage(r *registry.Resource, obj runtime.Object) ([]byte, error) 
 	}
 	rv := m.GetResourceVersion()
 	m.SetResourceVersion("")
-	data, err := json.Marshal(obj)
+	var data []byte
+	if storesProtobuf(r, obj) {
+		data, err = encodeProtobuf(obj)
+	} else {
+		data, err = json.Marshal(obj)
+	}
 	m.SetResourceVersion(rv)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", r.Kind, err)
@@ -42,7 +67,7 @@ func decodeStored(r *registry.Resource, value []byte, rev int64) (runtime.Object
 	if r.FromStorage != nil {
 		obj = r.StorageNew()
 	}
-	if err := json.Unmarshal(value, obj); err != nil {
+	if err := decodeValue(value, obj); err != nil {
 		return nil, fmt.Errorf("decode stored %s: %w", r.Kind, err)
 	}
 	if r.FromStorage != nil {
@@ -55,6 +80,37 @@ func decodeStored(r *registry.Resource, value []byte, rev int64) (runtime.Object
 	}
 	m.SetResourceVersion(strconv.FormatInt(rev, 10))
 	return obj, nil
+}
+
+// encodeProtobuf wraps obj's protobuf bytes in the envelope.
+func encodeProtobuf(obj runtime.Object) ([]byte, error) {
+	raw, err := obj.(protoMessage).Marshal()
+	if err != nil {
+		return nil, err
+	}
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	unk := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind}, Raw: raw}
+	env, err := unk.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	return append(append(make([]byte, 0, len(protobufMagic)+len(env)), protobufMagic...), env...), nil
+}
+
+// decodeValue decodes a stored value, protobuf or JSON, into obj.
+func decodeValue(value []byte, obj runtime.Object) error {
+	if !bytes.HasPrefix(value, protobufMagic) {
+		return json.Unmarshal(value, obj)
+	}
+	pm, ok := obj.(protoMessage)
+	if !ok {
+		return fmt.Errorf("stored as protobuf but %T has no protobuf form", obj)
+	}
+	var unk runtime.Unknown
+	if err := unk.Unmarshal(value[len(protobufMagic):]); err != nil {
+		return err
+	}
+	return pm.Unmarshal(unk.Raw)
 }
 
 func decodeKV(r *registry.Resource, kv storage.KeyValue) (runtime.Object, error) {

@@ -1,10 +1,16 @@
 package apiserver
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
+	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/storage"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -68,5 +74,48 @@ func TestLatestCacheKeepsNewestVersionPerKey(t *testing.T) {
 	// a1 once, a2 once, a1 again (older: not kept), b1, c1 (evicts a), a2.
 	if calls != 6 || len(c.items) != 2 || c.items[objKey{key: "a"}].rev != 2 {
 		t.Fatalf("calls %d items %v", calls, c.items)
+	}
+}
+
+// Built-in kinds are stored as protobuf (as upstream's etcd holds them),
+// custom resources and events as JSON; either decodes, so a data dir
+// written before the switch still reads.
+func TestStorageFormats(t *testing.T) {
+	pod := testPod("p", "n1")
+	pod.Labels = map[string]string{"a": "b"}
+	pod.CreationTimestamp = metav1.NewTime(time.Date(2026, 11, 22, 1, 2, 3, 456, time.UTC))
+	pods := registry.Pods()
+	data, err := encodeForStorage(pods, pod.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(data, protobufMagic) {
+		t.Fatalf("pod stored as %q, want protobuf", data[:min(len(data), 20)])
+	}
+	jsonData, err := json.Marshal(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, value := range map[string][]byte{"protobuf": data, "json": jsonData} {
+		obj, err := decodeStored(pods, value, 42)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := obj.(*corev1.Pod)
+		if got.ResourceVersion != "42" || got.Labels["a"] != "b" || got.Spec.NodeName != "n1" || got.Kind != "Pod" || got.APIVersion != "v1" {
+			t.Fatalf("%s: decoded %+v", name, got)
+		}
+		// Seconds only, as JSON keeps them: clients must see one value.
+		if !got.CreationTimestamp.Equal(&metav1.Time{Time: time.Date(2026, 11, 22, 1, 2, 3, 0, time.UTC)}) {
+			t.Fatalf("%s: creationTimestamp %v", name, got.CreationTimestamp)
+		}
+	}
+	ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e", Namespace: "default"}, Reason: "R"}
+	evData, err := encodeForStorage(registry.Events(), ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.HasPrefix(evData, protobufMagic) {
+		t.Fatal("events must stay JSON (their expiry reads the stored JSON)")
 	}
 }
