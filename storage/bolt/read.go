@@ -47,8 +47,8 @@ func (b *Backend) Get(ctx context.Context, key string) (storage.KeyValue, error)
 // set (served from the log while it reaches back that far).
 func (b *Backend) List(ctx context.Context, prefix string, opts storage.ListOptions) (storage.ListResult, error) {
 	items := []storage.KeyValue{}
-	res, err := b.Visit(ctx, prefix, opts, func(kv storage.KeyValue) (bool, error) {
-		kv.Value = cloneBytes(kv.Value)
+	res, err := b.Visit(ctx, prefix, opts, func(key []byte, kv storage.KeyValue) (bool, error) {
+		kv.Key, kv.Value = string(key), cloneBytes(kv.Value)
 		items = append(items, kv)
 		return false, nil
 	})
@@ -57,14 +57,15 @@ func (b *Backend) List(ctx context.Context, prefix string, opts storage.ListOpti
 }
 
 // Visit is List for a caller that looks at each value once: instead of
-// copying every value out of the file, it calls visit with each key under
-// prefix in key order, as of opts.Revision and after opts.After, up to
-// opts.Limit keys. The Value handed to visit may alias the store's memory:
-// it is valid only during the call and must not be modified, so visit
-// copies what it keeps. visit returning true ends the walk there; More and
-// Remaining then count the keys left after the last one visited. Items is
-// left nil. visit runs inside a read transaction: it should be quick.
-func (b *Backend) Visit(ctx context.Context, prefix string, opts storage.ListOptions, visit func(storage.KeyValue) (stop bool, err error)) (storage.ListResult, error) {
+// copying every key and value out of the file, it calls visit with each key
+// under prefix in key order, as of opts.Revision and after opts.After, up
+// to opts.Limit keys. kv carries the value and revisions (its Key is left
+// empty). key and kv.Value may alias the store's memory: they are valid
+// only during the call and must not be modified, so visit copies what it
+// keeps. visit returning true ends the walk there; More and Remaining then
+// count the keys left after the last one visited. Items is left nil. visit
+// runs inside a read transaction: it should be quick.
+func (b *Backend) Visit(ctx context.Context, prefix string, opts storage.ListOptions, visit func(key []byte, kv storage.KeyValue) (stop bool, err error)) (storage.ListResult, error) {
 	if err := b.readable(ctx); err != nil {
 		return storage.ListResult{}, err
 	}
@@ -181,14 +182,14 @@ func (l *lister) wants(key string) bool {
 
 // run walks the merged stream, hands each present key to visit until it
 // or the limit stops the walk, and counts the keys left after that.
-func (l *lister) run(c *bbolt.Cursor, visit func(storage.KeyValue) (bool, error)) (storage.ListResult, error) {
+func (l *lister) run(c *bbolt.Cursor, visit func([]byte, storage.KeyValue) (bool, error)) (storage.ListResult, error) {
 	var res storage.ListResult
 	w := walk{l: l, c: c, extra: l.sortedOverrides()}
 	w.k, w.v = l.seek(c)
 	visited := int64(0)
 	stopped := false
 	for {
-		kv, ok, err := w.next(!stopped)
+		key, kv, ok, err := w.next(!stopped)
 		if err != nil || !ok {
 			return res, err
 		}
@@ -198,7 +199,7 @@ func (l *lister) run(c *bbolt.Cursor, visit func(storage.KeyValue) (bool, error)
 			continue
 		}
 		visited++
-		if stopped, err = visit(kv); err != nil {
+		if stopped, err = visit(key, kv); err != nil {
 			return res, err
 		}
 		stopped = stopped || (l.limit > 0 && visited >= l.limit)
@@ -226,21 +227,20 @@ type walk struct {
 	extra []string // override keys not yet yielded, sorted
 }
 
-// next yields the next key present at the listed revision; ok is false at
-// the end. With want false it only says that there is one (kv is zero),
-// which costs no allocation.
-func (w *walk) next(want bool) (kv storage.KeyValue, ok bool, err error) {
+// next yields the next key present at the listed revision (aliasing the
+// file for a key read from it) and its state, with an empty Key; ok is
+// false at the end. With want false it only says that there is one (kv is
+// zero).
+func (w *walk) next(want bool) (key []byte, kv storage.KeyValue, ok bool, err error) {
 	for {
 		curOK := w.k != nil && bytes.HasPrefix(w.k, []byte(w.l.prefix))
 		switch {
 		case !curOK && len(w.extra) == 0:
-			return storage.KeyValue{}, false, nil
+			return nil, storage.KeyValue{}, false, nil
 		case len(w.extra) > 0 && (!curOK || w.extra[0] < string(w.k)):
-			key := w.extra[0]
+			k := w.extra[0]
 			w.extra = w.extra[1:]
-			kv = *w.l.over[key] // extra holds only present keys
-			kv.Key = key
-			return kv, true, nil
+			return w.override(k, *w.l.over[k]) // extra holds only present keys
 		}
 		k, rec := w.k, w.v
 		w.k, w.v = w.c.Next()
@@ -251,16 +251,19 @@ func (w *walk) next(want bool) (kv storage.KeyValue, ok bool, err error) {
 			if ov == nil {
 				continue // absent at the listed revision
 			}
-			kv = *ov
-			kv.Key = string(k)
-			return kv, true, nil
+			return w.override(string(k), *ov)
 		}
 		if !want {
-			return storage.KeyValue{}, true, nil
+			return k, storage.KeyValue{}, true, nil
 		}
-		kv, err = decodeKV(string(k), rec)
-		return kv, err == nil, err
+		kv, err = decodeKV("", rec)
+		return k, kv, err == nil, err
 	}
+}
+
+func (w *walk) override(key string, kv storage.KeyValue) ([]byte, storage.KeyValue, bool, error) {
+	kv.Key = ""
+	return []byte(key), kv, true, nil
 }
 
 func (l *lister) sortedOverrides() []string {

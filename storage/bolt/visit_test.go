@@ -18,8 +18,11 @@ import (
 func visitAll(t *testing.T, b *bolt.Backend, prefix string, opts storage.ListOptions, stopAfter int) ([]storage.KeyValue, storage.ListResult) {
 	t.Helper()
 	var got []storage.KeyValue
-	res, err := b.Visit(context.Background(), prefix, opts, func(kv storage.KeyValue) (bool, error) {
-		kv.Value = bytes.Clone(kv.Value)
+	res, err := b.Visit(context.Background(), prefix, opts, func(key []byte, kv storage.KeyValue) (bool, error) {
+		if kv.Key != "" {
+			t.Errorf("Visit handed Key %q, want it empty", kv.Key)
+		}
+		kv.Key, kv.Value = string(key), bytes.Clone(kv.Value)
 		got = append(got, kv)
 		return stopAfter > 0 && len(got) >= stopAfter, nil
 	})
@@ -102,7 +105,7 @@ func TestVisitError(t *testing.T) {
 		t.Fatal(err)
 	}
 	boom := errors.New("boom")
-	_, err := b.Visit(context.Background(), "/p/", storage.ListOptions{}, func(storage.KeyValue) (bool, error) { return false, boom })
+	_, err := b.Visit(context.Background(), "/p/", storage.ListOptions{}, func([]byte, storage.KeyValue) (bool, error) { return false, boom })
 	if err == nil || !errors.Is(err, boom) {
 		t.Fatalf("Visit error = %v, want boom", err)
 	}
