@@ -65,17 +65,18 @@ func writeListItem(w *bufio.Writer, prefix, data []byte) {
 	_, _ = w.Write(data)
 }
 
-// cachedEntry returns the cached entry of a stored version, or nil when the
-// cache does not hold that version. It only reads kv's key and revision.
-func (s *Server) cachedEntry(res *registry.Resource, kv storage.KeyValue) *storedEntry {
-	ent, _ := s.entCache.peek(objKey{res.GVR.Group, kv.Key}, kv.ModRevision)
+// cachedEntry returns the cached entry of the version rev of the object
+// stored under key, or nil when the cache does not hold that version.
+func (s *Server) cachedEntry(res *registry.Resource, key []byte, rev int64) *storedEntry {
+	ent, _ := s.entCache.peek(res.GVR.Group, key, rev)
 	return ent
 }
 
-// peek returns the cached value of key if it is the one for rev.
-func (c *latestCache[V]) peek(key objKey, rev int64) (V, bool) {
+// peek returns the cached value of (group, key) if it is the one for rev.
+// The key is looked up without being copied into a string.
+func (c *latestCache[V]) peek(group string, key []byte, rev int64) (V, bool) {
 	c.mu.Lock()
-	it, ok := c.items[key]
+	it, ok := c.items[objKey{group, string(key)}]
 	c.mu.Unlock()
 	if ok && it.rev == rev {
 		return it.v, true

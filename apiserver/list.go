@@ -83,16 +83,13 @@ func (s *Server) listStored(ctx context.Context, res *registry.Resource, namespa
 
 // listEntries is listStored for an answer spliced from cached entries: it
 // copies out of the store only the versions the entry cache misses.
-func (s *Server) listEntries(ctx context.Context, res *registry.Resource, namespace string, f *filter, limit int64, cont, rv, rvMatch string) ([]*storedEntry, metav1.ListMeta, error) {
+// Each of its items has its entry.
+func (s *Server) listEntries(ctx context.Context, res *registry.Resource, namespace string, f *filter, limit int64, cont, rv, rvMatch string) ([]listItem, metav1.ListMeta, error) {
 	sc, err := s.scanList(ctx, res, namespace, f, limit, cont, rv, rvMatch, true)
 	if err != nil {
 		return nil, metav1.ListMeta{}, err
 	}
-	ents := make([]*storedEntry, len(sc.items))
-	for i, it := range sc.items {
-		ents[i] = it.ent
-	}
-	return ents, sc.listMeta(), nil
+	return sc.items, sc.listMeta(), nil
 }
 
 func (s *Server) scanList(ctx context.Context, res *registry.Resource, namespace string, f *filter, limit int64, cont, rv, rvMatch string, entries bool) (*listScan, error) {
@@ -128,12 +125,12 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, info request
 	}
 	cont, rv, rvMatch := q.Get("continue"), q.Get("resourceVersion"), q.Get("resourceVersionMatch")
 	if format == formatObject {
-		ents, lm, err := s.listEntries(r.Context(), info.Res, info.Namespace, f, limit, cont, rv, rvMatch)
+		items, lm, err := s.listEntries(r.Context(), info.Res, info.Namespace, f, limit, cont, rv, rvMatch)
 		if err != nil {
 			s.writeError(w, err)
 			return
 		}
-		s.writeList(w, info.Res, ents, lm)
+		s.writeList(w, info.Res, items, lm)
 		return
 	}
 	lr, err := s.listStored(r.Context(), info.Res, info.Namespace, f, limit, cont, rv, rvMatch)
@@ -183,9 +180,9 @@ func (sc *listScan) listMeta() metav1.ListMeta {
 	return metav1.ListMeta{ResourceVersion: strconv.FormatInt(sc.rev, 10), Continue: sc.cont, RemainingItemCount: sc.remaining}
 }
 
-// writeList answers with a list of ents: the list envelope encoded with no
-// items, and the items spliced in from their cached encoded form.
-func (s *Server) writeList(w http.ResponseWriter, res *registry.Resource, ents []*storedEntry, lm metav1.ListMeta) {
+// writeList answers with a list of items: the list envelope encoded with
+// no items, and the items spliced in from their cached encoded form.
+func (s *Server) writeList(w http.ResponseWriter, res *registry.Resource, items []listItem, lm metav1.ListMeta) {
 	list := res.NewList()
 	list.GetObjectKind().SetGroupVersionKind(res.GroupVersion().WithKind(res.Kind + "List"))
 	if err := meta.SetList(list, []runtime.Object{}); err != nil {
@@ -207,8 +204,8 @@ func (s *Server) writeList(w http.ResponseWriter, res *registry.Resource, ents [
 		return
 	}
 	prefix := itemPrefix(res)
-	for _, ent := range ents {
-		if !bytes.HasPrefix(ent.data, prefix) {
+	for _, it := range items {
+		if !bytes.HasPrefix(it.ent.data, prefix) {
 			s.writeError(w, apierrors.NewInternalError(fmt.Errorf("unexpected %s encoding", res.Kind)))
 			return
 		}
@@ -217,11 +214,11 @@ func (s *Server) writeList(w http.ResponseWriter, res *registry.Resource, ents [
 	w.WriteHeader(http.StatusOK)
 	bw := bufio.NewWriterSize(w, 64<<10)
 	_, _ = bw.Write(env[:len(env)-2])
-	for i, ent := range ents {
+	for i, it := range items {
 		if i > 0 {
 			_ = bw.WriteByte(',')
 		}
-		writeListItem(bw, prefix, ent.data)
+		writeListItem(bw, prefix, it.ent.data)
 	}
 	_, _ = bw.WriteString("]}\n")
 	_ = bw.Flush()
