@@ -124,6 +124,10 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, info request
 		return
 	}
 	cont, rv, rvMatch := q.Get("continue"), q.Get("resourceVersion"), q.Get("resourceVersionMatch")
+	if format == formatObject && limit == 0 && cont == "" {
+		s.streamList(w, r, info.Res, info.Namespace, f, rv, rvMatch)
+		return
+	}
 	if format == formatObject {
 		items, lm, err := s.listEntries(r.Context(), info.Res, info.Namespace, f, limit, cont, rv, rvMatch)
 		if err != nil {
@@ -183,45 +187,86 @@ func (sc *listScan) listMeta() metav1.ListMeta {
 // writeList answers with a list of items: the list envelope encoded with
 // no items, and the items spliced in from their cached encoded form.
 func (s *Server) writeList(w http.ResponseWriter, res *registry.Resource, items []listItem, lm metav1.ListMeta) {
-	list := res.NewList()
-	list.GetObjectKind().SetGroupVersionKind(res.GroupVersion().WithKind(res.Kind + "List"))
-	if err := meta.SetList(list, []runtime.Object{}); err != nil {
+	lw, err := newListWriter(res, lm)
+	if err == nil {
+		for _, it := range items {
+			if err = lw.check(it.ent); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
 		s.writeError(w, apierrors.NewInternalError(err))
 		return
 	}
-	la, _ := meta.ListAccessor(list)
+	lw.begin(w)
+	for _, it := range items {
+		lw.item(it.ent)
+	}
+	lw.end()
+}
+
+// listWriter writes a list answer: the envelope of an empty list (encoded
+// by the resource's own list type) with the items spliced in, through a
+// buffer of 64 KB, which the HTTP/2 connection sends in whole frames.
+type listWriter struct {
+	env    []byte // the empty list's JSON less its closing `]}`
+	prefix []byte // see itemPrefix
+	bw     *bufio.Writer
+	n      int
+}
+
+func newListWriter(res *registry.Resource, lm metav1.ListMeta) (*listWriter, error) {
+	list := res.NewList()
+	list.GetObjectKind().SetGroupVersionKind(res.GroupVersion().WithKind(res.Kind + "List"))
+	if err := meta.SetList(list, []runtime.Object{}); err != nil {
+		return nil, err
+	}
+	la, err := meta.ListAccessor(list)
+	if err != nil {
+		return nil, err
+	}
 	la.SetResourceVersion(lm.ResourceVersion)
 	la.SetContinue(lm.Continue)
 	la.SetRemainingItemCount(lm.RemainingItemCount)
 	env, err := json.Marshal(list)
 	if err != nil {
-		s.writeError(w, apierrors.NewInternalError(err))
-		return
+		return nil, err
 	}
 	const emptyItems = `"items":[]}`
 	if !bytes.HasSuffix(env, []byte(emptyItems)) {
-		s.writeError(w, apierrors.NewInternalError(fmt.Errorf("unexpected %s list encoding", res.Kind)))
-		return
+		return nil, fmt.Errorf("unexpected %s list encoding", res.Kind)
 	}
-	prefix := itemPrefix(res)
-	for _, it := range items {
-		if !bytes.HasPrefix(it.ent.data, prefix) {
-			s.writeError(w, apierrors.NewInternalError(fmt.Errorf("unexpected %s encoding", res.Kind)))
-			return
-		}
+	return &listWriter{env: env[:len(env)-2], prefix: itemPrefix(res)}, nil
+}
+
+// check says whether ent can be spliced in.
+func (lw *listWriter) check(ent *storedEntry) error {
+	if !bytes.HasPrefix(ent.data, lw.prefix) {
+		return fmt.Errorf("unexpected encoding %.40q", ent.data)
 	}
+	return nil
+}
+
+func (lw *listWriter) begin(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(w, 64<<10)
-	_, _ = bw.Write(env[:len(env)-2])
-	for i, it := range items {
-		if i > 0 {
-			_ = bw.WriteByte(',')
-		}
-		writeListItem(bw, prefix, it.ent.data)
+	lw.bw = bufio.NewWriterSize(w, 64<<10)
+	_, _ = lw.bw.Write(lw.env)
+}
+
+// item writes ent, which passed check.
+func (lw *listWriter) item(ent *storedEntry) {
+	if lw.n > 0 {
+		_ = lw.bw.WriteByte(',')
 	}
-	_, _ = bw.WriteString("]}\n")
-	_ = bw.Flush()
+	lw.n++
+	writeListItem(lw.bw, lw.prefix, ent.data)
+}
+
+func (lw *listWriter) end() {
+	_, _ = lw.bw.WriteString("]}\n")
+	_ = lw.bw.Flush()
 }
 
 // revisionWait is how long a request naming a future resourceVersion waits

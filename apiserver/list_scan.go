@@ -134,10 +134,7 @@ func (sc *listScan) run(ctx context.Context, prefix string, opts storage.ListOpt
 			continue
 		}
 		if err != nil {
-			if errors.Is(err, storage.ErrFuture) {
-				return apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", opts.Revision, sc.s.store.CurrentRevision()), 1)
-			}
-			return sc.s.storageError(err, sc.res, "")
+			return sc.storeError(err, opts.Revision)
 		}
 		sc.rev, opts.Revision = page.Revision, page.Revision
 		if err := sc.resolve(start); err != nil {
@@ -158,6 +155,14 @@ func (sc *listScan) run(ctx context.Context, prefix string, opts storage.ListOpt
 		}
 		opts.After = last
 	}
+}
+
+// storeError is the API error for a failed walk of the store at rev.
+func (sc *listScan) storeError(err error, rev int64) error {
+	if errors.Is(err, storage.ErrFuture) {
+		return apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", rev, sc.s.store.CurrentRevision()), 1)
+	}
+	return sc.s.storageError(err, sc.res, "")
 }
 
 // consider looks at one stored version during the store's walk, where key
@@ -190,32 +195,47 @@ func (sc *listScan) consider(key []byte, kv storage.KeyValue) {
 	sc.items = append(sc.items, it)
 }
 
-// resolve decodes the undecided candidates from start on, drops those that
-// do not match and, for entries, gives the others their entries.
+// resolve decides the undecided candidates from start on and drops those
+// that do not match.
 func (sc *listScan) resolve(start int) error {
 	kept := sc.items[:start]
 	for _, it := range sc.items[start:] {
-		if it.st != nil && it.st.undecided {
-			obj, err := decodeKV(sc.res, it.st.kv)
-			if err != nil {
-				return err
-			}
-			if !sc.f.matches(obj) {
-				continue
-			}
-			it.st.obj, it.st.undecided = obj, false
-			if sc.entries {
-				if it.ent == nil {
-					if it.ent, err = sc.s.entry(sc.res, it.st.kv, obj); err != nil {
-						return err
-					}
-				}
-				it.st = nil
-			}
+		ok, err := sc.decide(&it)
+		if err != nil {
+			return err
 		}
-		kept = append(kept, it)
+		if ok {
+			kept = append(kept, it)
+		}
 	}
 	clear(sc.items[len(kept):])
 	sc.items = kept
 	return nil
+}
+
+// decide tells whether a candidate matches, decoding it if consider could
+// not tell; for entries, a match gets its entry (and drops its stored
+// version).
+func (sc *listScan) decide(it *listItem) (bool, error) {
+	if it.st == nil || !it.st.undecided {
+		return true, nil
+	}
+	obj, err := decodeKV(sc.res, it.st.kv)
+	if err != nil {
+		return false, err
+	}
+	if !sc.f.matches(obj) {
+		return false, nil
+	}
+	it.st.obj, it.st.undecided = obj, false
+	if !sc.entries {
+		return true, nil
+	}
+	if it.ent == nil {
+		if it.ent, err = sc.s.entry(sc.res, it.st.kv, obj); err != nil {
+			return false, err
+		}
+	}
+	it.st = nil
+	return true, nil
 }

@@ -1,7 +1,10 @@
 package apiserver
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -161,4 +164,57 @@ func checkSelected(items []corev1.Pod, opts metav1.ListOptions) error {
 		}
 	}
 	return nil
+}
+
+// TestStreamedListMatchesPages lists more pods than one streamed batch
+// holds, partly cached and partly changed since, and checks the streamed
+// answer (no limit) against the encoded list and against paging.
+func TestStreamedListMatchesPages(t *testing.T) {
+	overBolt(t)
+	e := newTestEnv(t)
+	pods := e.client.CoreV1().Pods("default")
+	const n = firstStreamBatch + streamBatch + 300
+	for i := range n {
+		p := testPod(fmt.Sprintf("p-%04d", i), "")
+		p.Labels["group"] = strconv.Itoa(i % 3)
+		if _, err := pods.Create(e.ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := pods.List(e.ctx, metav1.ListOptions{LabelSelector: "group=1"}); err != nil { // caches a third
+		t.Fatal(err)
+	}
+	for _, sel := range []string{"", "group=1", "group!=0"} {
+		q := ""
+		if sel != "" {
+			q = "?labelSelector=" + url.QueryEscape(sel)
+		}
+		code, body := e.do(t, "GET", "/api/v1/namespaces/default/pods"+q, "", "", nil, testToken)
+		var l corev1.PodList
+		if err := json.Unmarshal(body, &l); err != nil || code != 200 {
+			t.Fatalf("list %q: %d %.200s", sel, code, body)
+		}
+		if want, _ := json.Marshal(&l); !bytes.Equal(bytes.TrimSpace(body), want) {
+			t.Fatalf("list %q is not the list encoded as a whole", sel)
+		}
+		var paged []string
+		opts := metav1.ListOptions{LabelSelector: sel, Limit: 500}
+		for {
+			page, err := pods.List(e.ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			paged = append(paged, podNames(page.Items)...)
+			if page.Continue == "" {
+				break
+			}
+			opts.Continue = page.Continue
+		}
+		if got := podNames(l.Items); fmt.Sprint(got) != fmt.Sprint(paged) || len(got) == 0 {
+			t.Fatalf("list %q: streamed %d pods, paged %d", sel, len(got), len(paged))
+		}
+		if err := checkSelected(l.Items, metav1.ListOptions{LabelSelector: sel}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

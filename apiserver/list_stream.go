@@ -1,0 +1,157 @@
+package apiserver
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/batchlet/batchlet/apiserver/registry"
+	"github.com/batchlet/batchlet/storage"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Batches a streamed list's walk hands over: a small first one so that the
+// answer starts at once, then larger ones.
+const (
+	firstStreamBatch = 128
+	streamBatch      = 1024
+)
+
+// streamList answers a list without limit or continue while the store is
+// still being walked: the answer's first bytes leave after the first
+// candidates instead of after all 10,000s of them. A goroutine walks the
+// store (its read transaction lasts only the walk, never the sending) and
+// queues the candidates; the handler writes them as they come, deciding
+// the ones the entry cache could not. The list's revision is pinned before
+// the walk, as the envelope that carries it goes first.
+func (s *Server) streamList(w http.ResponseWriter, r *http.Request, res *registry.Resource, namespace string, f *filter, rv, rvMatch string) {
+	ctx := r.Context()
+	opts, err := s.listOptions(ctx, "", rv, rvMatch)
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	if opts.Revision == 0 {
+		opts.Revision = s.store.CurrentRevision()
+	}
+	lw, err := newListWriter(res, metav1.ListMeta{ResourceVersion: strconv.FormatInt(opts.Revision, 10)})
+	if err != nil {
+		s.writeError(w, apierrors.NewInternalError(err))
+		return
+	}
+	sc := &listScan{s: s, res: res, f: f, entries: true}
+	q := &candidateQueue{ready: make(chan struct{}, 1)}
+	go sc.walkInto(ctx, q, keyPrefix(res, namespace), opts)
+	batches, done, err := q.take()
+	if done && err != nil {
+		s.writeError(w, sc.storeError(err, opts.Revision))
+		return
+	}
+	lw.begin(w)
+	for {
+		for _, batch := range batches {
+			if err := sc.writeBatch(lw, batch); err != nil {
+				// Too late for an error status: the answer ends unclosed,
+				// which no client takes for a whole list.
+				s.log.Error("stream list", "resource", res.Kind, "err", err)
+				return
+			}
+		}
+		if done {
+			break
+		}
+		batches, done, err = q.take()
+	}
+	if err != nil {
+		s.log.Error("stream list", "resource", res.Kind, "err", err)
+		return
+	}
+	lw.end()
+}
+
+// walkInto walks the store at opts into q, in batches.
+func (sc *listScan) walkInto(ctx context.Context, q *candidateQueue, prefix string, opts storage.ListOptions) {
+	sc.items = make([]listItem, 0, firstStreamBatch)
+	_, err := sc.s.visitStored(ctx, prefix, opts, func(key []byte, kv storage.KeyValue) (bool, error) {
+		sc.consider(key, kv)
+		if len(sc.items) == cap(sc.items) {
+			q.push(sc.items)
+			sc.items = make([]listItem, 0, streamBatch)
+		}
+		return false, nil
+	})
+	if len(sc.items) > 0 {
+		q.push(sc.items)
+	}
+	sc.items = nil
+	q.finish(err)
+}
+
+// writeBatch writes the candidates of batch that match.
+func (sc *listScan) writeBatch(lw *listWriter, batch []listItem) error {
+	for i := range batch {
+		ok, err := sc.decide(&batch[i])
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		if err := lw.check(batch[i].ent); err != nil {
+			return err
+		}
+		lw.item(batch[i].ent)
+	}
+	return nil
+}
+
+// candidateQueue hands batches of candidates from the goroutine walking the
+// store to the one writing the answer. Pushing never blocks: the walker
+// holds a read transaction, which a slow reader must not prolong.
+type candidateQueue struct {
+	mu      sync.Mutex
+	batches [][]listItem
+	done    bool
+	err     error
+	ready   chan struct{} // capacity 1: something was queued since the last take
+}
+
+func (q *candidateQueue) push(batch []listItem) {
+	q.mu.Lock()
+	q.batches = append(q.batches, batch)
+	q.mu.Unlock()
+	q.signal()
+}
+
+// finish records the end of the walk and its error.
+func (q *candidateQueue) finish(err error) {
+	q.mu.Lock()
+	q.done, q.err = true, err
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *candidateQueue) signal() {
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take waits until batches are queued or the walk ended, and returns the
+// batches queued so far and whether the walk ended (and with what error).
+// The walk always ends, so take needs no cancellation.
+func (q *candidateQueue) take() ([][]listItem, bool, error) {
+	for {
+		q.mu.Lock()
+		batches, done, err := q.batches, q.done, q.err
+		q.batches = nil
+		q.mu.Unlock()
+		if len(batches) > 0 || done {
+			return batches, done, err
+		}
+		<-q.ready
+	}
+}
