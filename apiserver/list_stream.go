@@ -62,6 +62,9 @@ func (s *Server) streamList(w http.ResponseWriter, r *http.Request, res *registr
 		if done {
 			break
 		}
+		if ctx.Err() != nil {
+			return // the client left; the walk ends by itself
+		}
 		batches, done, err = q.take()
 	}
 	if err != nil {
