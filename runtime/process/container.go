@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -265,6 +266,9 @@ type proc struct {
 	cg     *containerCgroup
 	drain  sync.WaitGroup
 	exited chan struct{} // closed once cmd has been waited for
+	// termByDefault: SIGKILL stood in for a SIGTERM that PID 1 would have
+	// ignored (see signal); the container then ended as if by SIGTERM.
+	termByDefault atomic.Bool
 	// taps receive the output while someone is attached.
 	taps taps
 	// stdin is the container's stdin when its spec asks for one.
@@ -442,6 +446,9 @@ func (pr *proc) wait() (int32, bool) {
 	code := int32(pr.cmd.ProcessState.ExitCode())
 	if ws, ok := pr.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		code = 128 + int32(ws.Signal())
+		if ws.Signal() == syscall.SIGKILL && pr.termByDefault.Load() {
+			code = 128 + int32(syscall.SIGTERM)
+		}
 	}
 	oom := pr.cg.oomKilled()
 	pr.cg.remove()
@@ -449,9 +456,8 @@ func (pr *proc) wait() (int32, bool) {
 }
 
 // signal sends SIGTERM (or SIGKILL when force) to the container's process
-// group. A namespaced container is PID 1 of its PID namespace: like a
-// container's init, it ignores a SIGTERM it has no handler for, and
-// SIGKILL to it ends every process of the namespace.
+// group. SIGKILL to a namespaced container, PID 1 of its PID namespace,
+// ends every process of that namespace.
 func (pr *proc) signal(force bool) {
 	sig := syscall.SIGTERM
 	if force {
@@ -462,11 +468,19 @@ func (pr *proc) signal(force bool) {
 		return
 	default:
 	}
-	err := syscall.Kill(-pr.cmd.Process.Pid, sig)
-	if err != nil || force {
+	pid := pr.cmd.Process.Pid
+	if err := syscall.Kill(-pid, sig); err != nil || force {
 		// The process itself, through its pidfd: it may have left its
 		// group, and a pidfd never reaches a reused PID.
 		_ = pr.cmd.Process.Signal(sig)
+	}
+	if !force && pr.ns && sigtermIsDefault(pid) {
+		// The kernel drops a SIGTERM that PID 1 has no handler for, where
+		// any other process dies of it. Stopping a container has always
+		// had that effect here (a shell, sleep or python that sets no
+		// trap stops at once), so give it the SIGTERM's default action.
+		pr.termByDefault.Store(true)
+		_ = pr.cmd.Process.Signal(syscall.SIGKILL)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -199,4 +200,27 @@ func bindMount(src, target string, readOnly bool) error {
 		return fmt.Errorf("remount %s read-only: %w", target, err)
 	}
 	return nil
+}
+
+// sigtermIsDefault reports whether process pid neither catches nor ignores
+// SIGTERM (false when its status cannot be read).
+func sigtermIsDefault(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	const bit = 1 << (syscall.SIGTERM - 1)
+	seen := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok || (key != "SigIgn" && key != "SigCgt") {
+			continue
+		}
+		mask, err := strconv.ParseUint(strings.TrimSpace(val), 16, 64)
+		if err != nil || mask&bit != 0 {
+			return false
+		}
+		seen++
+	}
+	return seen == 2
 }

@@ -218,3 +218,55 @@ func cgroup2Mount(t *testing.T) string {
 	t.Skip("no cgroup v2 mount")
 	return ""
 }
+
+// A container whose PID 1 has no SIGTERM handler stops on SIGTERM, as a
+// process that is not init would, and ends with SIGTERM's exit code; one
+// that ignores SIGTERM still waits for SIGKILL (TestKillAfterGraceUsesSIGKILL).
+func TestSIGTERMStopsPIDOneWithoutHandler(t *testing.T) {
+	r := namespacedRuntime(t)
+	if err := r.StartPod(context.Background(), testPod("ns8", corev1.RestartPolicyNever, corev1.Container{Name: "main", Image: "x", Command: []string{"sleep", "300"}}), fakeResolver{}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, r, "ns8", "running", func(s runtime.PodStatus) bool { return s.ContainerStatuses[0].State.Running != nil })
+	// The grace period outlasts the test: only SIGTERM can end it in time.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := r.KillPod(ctx, "ns8", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := r.PodStatus("ns8")
+	if term := st.ContainerStatuses[0].State.Terminated; term == nil || term.ExitCode != 143 {
+		t.Fatalf("want exit 143, got %+v", st.ContainerStatuses[0].State)
+	}
+}
+
+func TestSIGTERMDisposition(t *testing.T) {
+	for _, tc := range []struct {
+		script string
+		want   bool
+	}{
+		{"sleep 30", true},
+		{"trap 'exit 0' TERM; echo ready; sleep 30 & wait", false},
+		{"trap '' TERM; echo ready; sleep 30 & wait", false},
+	} {
+		cmd := exec.Command("sh", "-c", tc.script)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if !tc.want {
+			if _, err := out.Read(make([]byte, 6)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := sigtermIsDefault(cmd.Process.Pid)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if got != tc.want {
+			t.Errorf("%q: SIGTERM default %v, want %v", tc.script, got, tc.want)
+		}
+	}
+}
