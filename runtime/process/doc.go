@@ -2,12 +2,27 @@
 //
 // Each pod gets a directory under the runtime's root dir (volumes, a private
 // /tmp, /etc/hosts, logs). When the agent runs as root and Linux namespaces
-// work (probed once at start-up), each pod gets its own mount, UTS and PID
-// namespaces, held by a small sandbox process; every container joins them
-// through /usr/bin/nsenter and gets its own mount namespace on top, where its
-// volumeMounts are bind-mounted at their mountPath (missing mount points are
-// created on the host file system). Otherwise containers are plain process
-// groups and one log line says so.
+// work (probed once at start-up), every container is PID 1 of its own PID
+// namespace, in mount and UTS namespaces of its own, and costs one fork+exec:
+// its own command, with no helper process. A goroutine locked to a new OS
+// thread unshares mount and UTS namespaces (with CLONE_FS, which lets one
+// thread of many do so), makes / private, sets the pod's hostname,
+// bind-mounts the pod's /etc/hosts, its private /tmp (the host's /tmp stays
+// at /run/batchlet/hosttmp) and the container's volumeMounts at their
+// mountPath (missing mount points are created; readOnly remounts read-only),
+// then clones the container from that thread with CLONE_NEWPID, its own
+// session, its cgroup and SIGKILL as parent-death signal, and waits for it.
+// The thread is never unlocked, so Go ends it with the goroutine instead of
+// reusing a thread in foreign namespaces, and the parent-death signal (sent
+// when that thread ends) only fires when the agent dies. exec joins a
+// running container's namespaces with /usr/bin/nsenter. Without namespaces
+// containers are plain process groups and one log line says so.
+//
+// Stopping sends SIGTERM to the container's process group, then SIGKILL
+// (which ends every process of its PID namespace) after the grace period.
+// The kernel drops a SIGTERM that PID 1 has no handler for; there the
+// runtime sends SIGKILL at once and reports exit code 143, so a container
+// stops as it would if it were not init.
 //
 // The container image is recorded, never pulled: the command runs with the
 // host's programs. A container without a command cannot start (StartError).
