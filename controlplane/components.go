@@ -108,7 +108,7 @@ func newClients(cfg *rest.Config, src LocalSource) (*clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build metadata client: %w", err)
 	}
-	typed, err := newTypedFactory(kube, src, nil)
+	typed, err := newTypedFactory(kube, src, controllerKinds, nil)
 	if err != nil {
 		return nil, fmt.Errorf("build informers: %w", err)
 	}
@@ -142,7 +142,7 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 		// self-signed RSA pair instead costs ≈ 100 ms of every cold start.
 		TLSCertificate: &bundle.ServerCert, // one version across API and kubelet, as a real cluster reports
 		NewInformerFactory: func(tweak func(*metav1.ListOptions)) (informers.SharedInformerFactory, error) {
-			return newTypedFactory(c.kube, c.local, tweak)
+			return newTypedFactory(c.kube, c.local, []localKind{localPods}, tweak) // the agent watches only its pods
 		},
 	})
 	if err != nil {

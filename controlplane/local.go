@@ -24,21 +24,27 @@ type LocalSource interface {
 	LocalListerWatcher(gvr schema.GroupVersionResource, namespace string, metadataOnly bool, tweak func(*metav1.ListOptions)) (cache.ListerWatcherWithContext, error)
 }
 
-// localTyped are the typed informers the hot paths use (pod lifecycle,
-// Jobs, nodes) and so are served locally.
-var localTyped = []struct {
+// localKind is a typed informer served locally.
+type localKind struct {
 	obj runtime.Object
 	gvr schema.GroupVersionResource
-}{
-	{&corev1.Pod{}, corev1.SchemeGroupVersion.WithResource("pods")},
-	{&batchv1.Job{}, batchv1.SchemeGroupVersion.WithResource("jobs")},
-	{&corev1.Node{}, corev1.SchemeGroupVersion.WithResource("nodes")},
 }
 
-// newTypedFactory is a shared informer factory over client whose pod, Job
-// and node informers come from src when it is set. tweak edits every list
-// and watch, as informers.WithTweakListOptions does.
-func newTypedFactory(client kubernetes.Interface, src LocalSource, tweak func(*metav1.ListOptions)) (informers.SharedInformerFactory, error) {
+var (
+	localPods  = localKind{&corev1.Pod{}, corev1.SchemeGroupVersion.WithResource("pods")}
+	localJobs  = localKind{&batchv1.Job{}, batchv1.SchemeGroupVersion.WithResource("jobs")}
+	localNodes = localKind{&corev1.Node{}, corev1.SchemeGroupVersion.WithResource("nodes")}
+)
+
+// controllerKinds are the informers of the hot paths (pod lifecycle, Jobs,
+// scheduling), which every embedded control plane runs.
+var controllerKinds = []localKind{localPods, localJobs, localNodes}
+
+// newTypedFactory is a shared informer factory over client whose informers
+// of the local kinds come from src when it is set. Registered informers all
+// start with the factory, so local names the kinds its users need. tweak
+// edits every list and watch, as informers.WithTweakListOptions does.
+func newTypedFactory(client kubernetes.Interface, src LocalSource, local []localKind, tweak func(*metav1.ListOptions)) (informers.SharedInformerFactory, error) {
 	var opts []informers.SharedInformerOption
 	if tweak != nil {
 		opts = append(opts, informers.WithTweakListOptions(tweak))
@@ -47,7 +53,7 @@ func newTypedFactory(client kubernetes.Interface, src LocalSource, tweak func(*m
 	if src == nil {
 		return f, nil
 	}
-	for _, t := range localTyped {
+	for _, t := range local {
 		lw, err := src.LocalListerWatcher(t.gvr, metav1.NamespaceAll, false, tweak)
 		if err != nil {
 			return nil, err
