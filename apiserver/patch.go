@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"reflect"
 	"strconv"
+	"strings"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -117,6 +119,22 @@ func strategicPatchObject(res *registry.Resource, cur runtime.Object, patch []by
 	if k, ok := patchMap["kind"]; ok && k != res.Kind {
 		return nil, false
 	}
+	obj, ok := patchFields(cur, patchMap)
+	if !ok {
+		if obj, ok = patchWhole(res, cur, patchMap); !ok {
+			return nil, false
+		}
+	}
+	obj.GetObjectKind().SetGroupVersionKind(res.GVK())
+	m := accessor(obj)
+	if m.GetResourceVersion() == accessor(cur).GetResourceVersion() {
+		m.SetResourceVersion("")
+	}
+	return obj, true
+}
+
+// patchWhole merges patchMap into all of cur.
+func patchWhole(res *registry.Resource, cur runtime.Object, patchMap map[string]interface{}) (runtime.Object, bool) {
 	curMap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cur)
 	if err != nil {
 		return nil, false
@@ -129,12 +147,76 @@ func strategicPatchObject(res *registry.Resource, cur runtime.Object, patch []by
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(merged, obj, true); err != nil {
 		return nil, false
 	}
-	obj.GetObjectKind().SetGroupVersionKind(res.GVK())
-	m := accessor(obj)
-	if m.GetResourceVersion() == accessor(cur).GetResourceVersion() {
-		m.SetResourceVersion("")
-	}
 	return obj, true
+}
+
+// patchFields merges each top-level field patchMap names on its own, as
+// strategic merge does key by key: a status patch converts only the status
+// to a map and back, not the whole object. It takes only patches whose
+// top-level values are all objects (metadata, spec, status) and returns a
+// new object sharing cur's other fields; cur is left as it was.
+func patchFields(cur runtime.Object, patchMap map[string]interface{}) (runtime.Object, bool) {
+	v := reflect.ValueOf(cur)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return nil, false
+	}
+	out := reflect.New(v.Elem().Type())
+	out.Elem().Set(v.Elem())
+	for key, p := range patchMap {
+		if key == "apiVersion" || key == "kind" {
+			continue
+		}
+		sub, ok := p.(map[string]interface{})
+		if !ok || strings.HasPrefix(key, "$") {
+			return nil, false
+		}
+		i, ok := jsonFieldIndex(out.Elem().Type(), key)
+		if !ok {
+			return nil, false
+		}
+		field := out.Elem().Field(i)
+		merged, ok := patchStruct(field, sub)
+		if !ok {
+			return nil, false
+		}
+		field.Set(merged)
+	}
+	return out.Interface().(runtime.Object), true
+}
+
+// patchStruct merges patch into the struct field and returns the result.
+func patchStruct(field reflect.Value, patch map[string]interface{}) (reflect.Value, bool) {
+	if field.Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	orig, err := runtime.DefaultUnstructuredConverter.ToUnstructured(field.Addr().Interface())
+	if err != nil {
+		return reflect.Value{}, false
+	}
+	meta, err := strategicpatch.NewPatchMetaFromStruct(field.Interface())
+	if err != nil {
+		return reflect.Value{}, false
+	}
+	merged, err := strategicpatch.StrategicMergeMapPatchUsingLookupPatchMeta(orig, patch, meta)
+	if err != nil {
+		return reflect.Value{}, false
+	}
+	nv := reflect.New(field.Type())
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(merged, nv.Interface(), true); err != nil {
+		return reflect.Value{}, false
+	}
+	return nv.Elem(), true
+}
+
+// jsonFieldIndex finds the field of struct type t serialised as name.
+func jsonFieldIndex(t reflect.Type, name string) (int, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		tag, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if tag == name {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // currentJSON is the served JSON of cur, an object as read from the store
