@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -106,11 +107,44 @@ func decodeValue(value []byte, obj runtime.Object) error {
 	if !ok {
 		return fmt.Errorf("stored as protobuf but %T has no protobuf form", obj)
 	}
-	var unk runtime.Unknown
-	if err := unk.Unmarshal(value[len(protobufMagic):]); err != nil {
+	raw, err := envelopeRaw(value[len(protobufMagic):])
+	if err != nil {
 		return err
 	}
-	return pm.Unmarshal(unk.Raw)
+	return pm.Unmarshal(raw)
+}
+
+// envelopeRaw returns the raw field (2) of a protobuf runtime.Unknown
+// without copying it, as runtime.Unknown's Unmarshal would.
+func envelopeRaw(b []byte) ([]byte, error) {
+	var raw []byte
+	for len(b) > 0 {
+		tag, n := binary.Uvarint(b)
+		if n <= 0 {
+			return nil, fmt.Errorf("bad protobuf envelope tag")
+		}
+		b = b[n:]
+		field, wire := tag>>3, tag&7
+		switch wire {
+		case 0: // varint
+			if _, n = binary.Uvarint(b); n <= 0 {
+				return nil, fmt.Errorf("bad protobuf envelope varint")
+			}
+			b = b[n:]
+		case 2: // length-delimited
+			l, n := binary.Uvarint(b)
+			if n <= 0 || l > uint64(len(b)-n) {
+				return nil, fmt.Errorf("bad protobuf envelope length")
+			}
+			if field == 2 {
+				raw = b[n : n+int(l)]
+			}
+			b = b[n+int(l):]
+		default:
+			return nil, fmt.Errorf("unexpected protobuf wire type %d in envelope", wire)
+		}
+	}
+	return raw, nil
 }
 
 func decodeKV(r *registry.Resource, kv storage.KeyValue) (runtime.Object, error) {
