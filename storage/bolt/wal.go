@@ -40,7 +40,8 @@ type wal struct {
 	seq    int
 	size   int64
 	buf    []byte
-	curMax int64 // last revision in the current segment
+	rec    []byte // scratch for one encoded record
+	curMax int64  // last revision in the current segment
 
 	mu     sync.Mutex
 	closed []segment // full segments, oldest first
@@ -169,9 +170,9 @@ func (w *wal) append(events []storage.Event) error {
 	for i := range events {
 		ev := &events[i]
 		buf = binary.AppendUvarint(buf, uint64(ev.KV.ModRevision))
-		rec := encodeEvent(nil, ev)
-		buf = binary.AppendUvarint(buf, uint64(len(rec)))
-		buf = append(buf, rec...)
+		w.rec = encodeEvent(w.rec, ev) // one scratch record, reused
+		buf = binary.AppendUvarint(buf, uint64(len(w.rec)))
+		buf = append(buf, w.rec...)
 	}
 	payload := buf[8:]
 	binary.LittleEndian.PutUint32(buf, uint32(len(payload)))
