@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
@@ -58,36 +57,18 @@ func (s *Server) expireEvents(ctx context.Context) {
 	}
 }
 
-// storedEventTimes is the part of a stored core/v1 Event expiry reads.
-type storedEventTimes struct {
-	Metadata struct {
-		Name              string      `json:"name"`
-		Namespace         string      `json:"namespace"`
-		CreationTimestamp metav1.Time `json:"creationTimestamp"`
-	} `json:"metadata"`
-	LastTimestamp metav1.Time      `json:"lastTimestamp"`
-	EventTime     metav1.MicroTime `json:"eventTime"`
-	Series        *struct {
-		LastObservedTime metav1.MicroTime `json:"lastObservedTime"`
-	} `json:"series"`
-}
-
 // expireEvent deletes the stored event kv if it was last written before
 // cutoff.
 func (s *Server) expireEvent(ctx context.Context, res *registry.Resource, kv storage.KeyValue, cutoff time.Time) {
-	var t storedEventTimes
-	if err := json.Unmarshal(kv.Value, &t); err != nil {
+	ev := &corev1.Event{}
+	if err := decodeValue(kv.Value, ev); err != nil {
 		s.log.Warn("decode event for expiry", "key", kv.Key, "err", err)
 		return
-	}
-	ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: t.Metadata.CreationTimestamp}, LastTimestamp: t.LastTimestamp, EventTime: t.EventTime}
-	if t.Series != nil {
-		ev.Series = &corev1.EventSeries{LastObservedTime: t.Series.LastObservedTime}
 	}
 	if !eventLastWrite(ev).Before(cutoff) {
 		return
 	}
-	ns, name := t.Metadata.Namespace, t.Metadata.Name
+	ns, name := ev.Namespace, ev.Name
 	if _, _, err := s.deleteObject(ctx, res, ns, name, &metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		s.log.Warn("expire event", "namespace", ns, "name", name, "err", err)
 	}
