@@ -118,7 +118,7 @@ func (r *runner) runJob(ctx context.Context, jr jobRun) (Result, error) {
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	obs := newJobObserver(jr.completions, jr.trackPods)
-	if err := obs.start(wctx, kube, "default", jr.name); err != nil {
+	if err := obs.start(wctx, kube, cp.LocalSource(), "default", jr.name); err != nil {
 		return res, err
 	}
 	stopProfile, err := r.profile(jr.name, &res)

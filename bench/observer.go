@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/batchlet/batchlet/controlplane"
 )
 
 // jobObserver timestamps, from its own watches, when each pod index of one
@@ -50,13 +52,19 @@ func newJobObserver(n int, trackPods bool) *jobObserver {
 func (o *jobObserver) stopped() { o.wg.Wait() }
 
 // start opens the watches at the current resource version, before the Job
-// exists, so no event is missed.
-func (o *jobObserver) start(ctx context.Context, kube kubernetes.Interface, ns, name string) error {
+// exists, so no event is missed. With local (the embedded control plane's
+// store), the observer watches in-process and decodes nothing: what it
+// costs is then not counted as the control plane's CPU. Without, it
+// watches over the API like any client.
+func (o *jobObserver) start(ctx context.Context, kube kubernetes.Interface, local controlplane.LocalSource, ns, name string) error {
 	list, err := kube.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
 		return fmt.Errorf("list jobs for a resource version: %w", err)
 	}
 	rv := list.ResourceVersion
+	if local != nil {
+		return o.startLocal(ctx, local, rv, ns, name)
+	}
 	jobs := kube.BatchV1().RESTClient()
 	o.follow(ctx, rv, func() *rest.Request {
 		return jobs.Get().Namespace(ns).Resource("jobs").Param("fieldSelector", "metadata.name="+name)
@@ -108,12 +116,18 @@ func (o *jobObserver) onPod(now time.Time, raw []byte) {
 		o.fail(fmt.Errorf("decode pod event: %w", err))
 		return
 	}
-	i, err := strconv.Atoi(pod.Metadata.Annotations.Index)
+	o.podSeen(now, pod.Metadata.Annotations.Index, pod.Status.Phase)
+}
+
+// podSeen stamps what one pod event shows: the pod exists, has started,
+// has exited.
+func (o *jobObserver) podSeen(now time.Time, index string, phase corev1.PodPhase) {
+	i, err := strconv.Atoi(index)
 	if err != nil {
 		return
 	}
 	o.created.mark(i, o.origin, now)
-	switch pod.Status.Phase {
+	switch phase {
 	case corev1.PodRunning:
 		o.started.mark(i, o.origin, now)
 	case corev1.PodSucceeded, corev1.PodFailed:
@@ -133,6 +147,11 @@ func (o *jobObserver) onJob(now time.Time, raw []byte) {
 		o.fail(fmt.Errorf("decode job event: %w", err))
 		return
 	}
+	o.jobSeen(now, job)
+}
+
+// jobSeen stamps the indexes a Job event newly counts and notices the end.
+func (o *jobObserver) jobSeen(now time.Time, job *batchv1.Job) {
 	if o.trackPods {
 		cur, err := parseIndexes(job.Status.CompletedIndexes)
 		if err != nil {

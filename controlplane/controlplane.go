@@ -44,6 +44,10 @@ func (cp *ControlPlane) URL() string { return cp.url }
 // authenticated as the admin.
 func (cp *ControlPlane) ClientConfig() *rest.Config { return rest.CopyConfig(cp.inproc) }
 
+// LocalSource serves informers and watches straight from the API server's
+// store, in this process (see apiserver.Server.LocalListerWatcher).
+func (cp *ControlPlane) LocalSource() LocalSource { return cp.local }
+
 // Start brings up every component and returns once the API answers.
 func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	opts.setDefaults()
