@@ -38,9 +38,12 @@ func TestContainersGetTheirOwnNamespaces(t *testing.T) {
 	hostFile.Close()
 	defer os.Remove(hostFile.Name())
 	name := filepath.Base(hostFile.Name())
-	script := `echo pid=$$$$ host=$(hostname); [ -e /tmp/` + name + ` ] && echo host-tmp-leaks; [ -e ` + hostTmp + `/` + name + ` ] && echo host-tmp-kept;
-touch /tmp/own && echo tmp-writable; echo x > /rw/f && cat /ro/f; touch /ro/g 2>/dev/null || echo ro-refused`
-	c1, c2 := shC("a", script), shC("b", script)
+	// Each container writes a file of its own: they run side by side.
+	script := func(file string) string {
+		return `echo pid=$$$$ host=$(hostname); [ -e /tmp/` + name + ` ] && echo host-tmp-leaks; [ -e ` + hostTmp + `/` + name + ` ] && echo host-tmp-kept;
+touch /tmp/own && echo tmp-writable; echo x > /rw/` + file + ` && cat /ro/` + file + `; touch /ro/g 2>/dev/null || echo ro-refused`
+	}
+	c1, c2 := shC("a", script("a")), shC("b", script("b"))
 	vms := []corev1.VolumeMount{{Name: "d", MountPath: "/rw"}, {Name: "d", MountPath: "/ro", ReadOnly: true}}
 	c1.VolumeMounts, c2.VolumeMounts = vms, vms
 	p := testPod("ns1", corev1.RestartPolicyNever, c1, c2)
