@@ -121,10 +121,10 @@ func (r *Runtime) Attach(ctx context.Context, uid types.UID, container string, s
 
 // waitDrain waits (up to d) for the container's output to be copied.
 func waitDrain(pr *proc, d time.Duration) {
-	done := make(chan struct{})
-	go func() { pr.drain.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
-	case <-done:
-	case <-time.After(d):
+	case <-pr.drained:
+	case <-t.C:
 	}
 }

@@ -9,8 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -114,16 +114,18 @@ func (p *pod) attempt(c *ctr, n int) (code int32, ran time.Duration, ok bool) {
 	}
 	p.mu.Unlock()
 
-	logPath, err := p.createLog(c, n)
+	logFile, err := p.createLog(c, n)
 	if err != nil {
 		return p.startError(c, n, err.Error()), 0, true
 	}
+	logPath := logFile.Name()
 	if len(argv) == 0 {
+		logFile.Close()
 		return p.startError(c, n, fmt.Sprintf("failed to start container %q: no command: batchlet runs the container's command on the host and does not pull image %q", c.spec.Name, c.spec.Image)), 0, true
 	}
 	p.rt.event(p.api, c.spec, c.init, corev1.EventTypeNormal, "Pulled", fmt.Sprintf("Container image %q already present on machine", c.spec.Image))
 	p.rt.event(p.api, c.spec, c.init, corev1.EventTypeNormal, "Created", fmt.Sprintf("Created container: %s", c.spec.Name))
-	pr, err := p.startProcess(c, n, argv, env, workDir, logPath)
+	pr, err := p.startProcess(c, n, argv, env, workDir, logFile)
 	if err != nil {
 		return p.startError(c, n, fmt.Sprintf("failed to start container process: %v", err)), 0, true
 	}
@@ -210,22 +212,17 @@ func containerID(p *pod, c *ctr, n int) string {
 	return fmt.Sprintf("batchlet://%x", sum)
 }
 
-// createLog creates the log file of attempt n.
-func (p *pod) createLog(c *ctr, n int) (string, error) {
-	dir := filepath.Join(p.dir, "logs", c.spec.Name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("create log dir: %w", err)
-	}
-	path := p.logPath(c.spec.Name, n)
-	f, err := os.Create(path)
+// createLog creates the log file of attempt n, open for the container's
+// output: one inode and one open per attempt.
+func (p *pod) createLog(c *ctr, n int) (*os.File, error) {
+	f, err := os.OpenFile(p.logPath(c.spec.Name, n), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
 	if err != nil {
-		return "", fmt.Errorf("create log: %w", err)
+		return nil, fmt.Errorf("create log: %w", err)
 	}
-	f.Close()
 	p.mu.Lock()
 	c.lastAttempt = n
 	p.mu.Unlock()
-	return path, nil
+	return f, nil
 }
 
 // lookPath finds file with the container's PATH, as execvp would.
@@ -262,10 +259,12 @@ func lookPath(file string, env []envVar, workDir string) (string, error) {
 type proc struct {
 	cmd *exec.Cmd
 	// ns: the container is PID 1 of its own namespaces.
-	ns     bool
-	cg     *containerCgroup
-	drain  sync.WaitGroup
-	exited chan struct{} // closed once cmd has been waited for
+	ns bool
+	cg *containerCgroup
+	// drained is closed once stdout and stderr reached EOF and the log
+	// file is closed.
+	drained chan struct{}
+	exited  chan struct{} // closed once cmd has been waited for
 	// termByDefault: SIGKILL stood in for a SIGTERM that PID 1 would have
 	// ignored (see signal); the container then ended as if by SIGTERM.
 	termByDefault atomic.Bool
@@ -275,13 +274,10 @@ type proc struct {
 	stdin *stdinPipe
 }
 
-// startProcess starts argv with stdout and stderr going to the log.
-func (p *pod) startProcess(c *ctr, n int, argv []string, env []envVar, workDir, logPath string) (*proc, error) {
-	f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open log: %w", err)
-	}
-	pr := &proc{exited: make(chan struct{}), ns: p.rt.namespaces}
+// startProcess starts argv with stdout and stderr going to the log file f,
+// which it closes.
+func (p *pod) startProcess(c *ctr, n int, argv []string, env []envVar, workDir string, f *os.File) (*proc, error) {
+	pr := &proc{exited: make(chan struct{}), drained: make(chan struct{}), ns: p.rt.namespaces}
 	lf := &logFile{f: f, now: p.rt.clock.Now, tee: pr.taps.write}
 	cmd := &exec.Cmd{Path: argv[0], Args: argv, Env: environ(env), Dir: workDir, SysProcAttr: &syscall.SysProcAttr{}}
 	cgf := p.containerCgroup(c, n, pr)
@@ -305,7 +301,7 @@ func (p *pod) startProcess(c *ctr, n int, argv []string, env []envVar, workDir, 
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
-	stdin, err := containerStdin(c)
+	stdin, err := p.rt.containerStdin(c)
 	if err != nil {
 		pr.cg.remove()
 		f.Close()
@@ -320,7 +316,9 @@ func (p *pod) startProcess(c *ctr, n int, argv []string, env []envVar, workDir, 
 	err = p.launch(pr, c, env)
 	outW.Close()
 	errW.Close()
-	stdin.r.Close()
+	if stdin.pipe != nil {
+		stdin.r.Close()
+	}
 	if err != nil {
 		outR.Close()
 		errR.Close()
@@ -332,12 +330,18 @@ func (p *pod) startProcess(c *ctr, n int, argv []string, env []envVar, workDir, 
 		return nil, err
 	}
 	pr.stdin = stdin.pipe
-	pr.drain.Add(2)
-	go func() { defer pr.drain.Done(); lf.copyStream("stdout", outR); outR.Close() }()
-	go func() { defer pr.drain.Done(); lf.copyStream("stderr", errR); errR.Close() }()
+	stdoutDone := make(chan struct{})
 	go func() {
-		pr.drain.Wait()
+		p.rt.copyStream(lf, "stdout", outR)
+		outR.Close()
+		close(stdoutDone)
+	}()
+	go func() {
+		p.rt.copyStream(lf, "stderr", errR)
+		errR.Close()
+		<-stdoutDone
 		f.Close()
+		close(pr.drained)
 	}()
 	return pr, nil
 }
@@ -377,7 +381,7 @@ func (p *pod) launch(pr *proc, c *ctr, env []envVar) error {
 		return nil
 	}
 	if pr.ns {
-		ns := containerNS{hostname: p.hostname, hostsFile: filepath.Join(p.dir, "hosts"),
+		ns := containerNS{hostname: p.hostname, hostsFile: p.hostsPath(),
 			tmpDir: filepath.Join(p.dir, "tmp"), mounts: p.mounts(c)}
 		return startNamespaced(cmd, ns, resolve, pr.exited)
 	}
@@ -392,26 +396,22 @@ func (p *pod) launch(pr *proc, c *ctr, env []envVar) error {
 	return nil
 }
 
-// stdinSource is what a container process reads as stdin: /dev/null, or a
-// pipe fed by attach when the spec asks for stdin.
+// stdinSource is what a container process reads as stdin: the runtime's
+// /dev/null, or a pipe fed by attach when the spec asks for stdin.
 type stdinSource struct {
 	r    *os.File
 	pipe *stdinPipe
 }
 
-func containerStdin(c *ctr) (stdinSource, error) {
+func (r *Runtime) containerStdin(c *ctr) (stdinSource, error) {
 	if !c.spec.Stdin {
-		r, err := os.Open(os.DevNull)
-		if err != nil {
-			return stdinSource{}, fmt.Errorf("open %s: %w", os.DevNull, err)
-		}
-		return stdinSource{r: r}, nil
+		return stdinSource{r: r.devNull}, nil
 	}
-	r, w, err := os.Pipe()
+	pr, pw, err := os.Pipe()
 	if err != nil {
 		return stdinSource{}, fmt.Errorf("stdin pipe: %w", err)
 	}
-	return stdinSource{r: r, pipe: &stdinPipe{w: w, once: c.spec.StdinOnce}}, nil
+	return stdinSource{r: pr, pipe: &stdinPipe{w: pw, once: c.spec.StdinOnce}}, nil
 }
 
 // mounts lists c's volumeMounts as bind mounts.
@@ -437,12 +437,12 @@ func (pr *proc) wait() (int32, bool) {
 	if pr.stdin != nil {
 		pr.stdin.close()
 	}
-	done := make(chan struct{})
-	go func() { pr.drain.Wait(); close(done) }()
+	t := time.NewTimer(2 * time.Second)
 	select {
-	case <-done:
-	case <-time.After(2 * time.Second): // a background child holds the pipe
+	case <-pr.drained:
+	case <-t.C: // a background child holds the pipe
 	}
+	t.Stop()
 	code := int32(pr.cmd.ProcessState.ExitCode())
 	if ws, ok := pr.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		code = 128 + int32(ws.Signal())
@@ -499,32 +499,57 @@ func (p *pod) logs(ctx context.Context, name string, opts runtime.LogOptions, w 
 	}
 	p.mu.Unlock()
 	if opts.Previous {
-		if n < 1 || !p.hasLog(name, n-1) {
+		if n < 1 {
 			return runtime.NotFoundf("previous terminated container %q in pod %q not found", name, p.api.Name)
 		}
 		n--
 		opts.Follow = false
 	}
-	if n < 0 || (reason != "" && !p.hasLog(name, n)) {
+	path, ok := "", false
+	if n >= 0 {
+		path, ok = p.findLog(name, n)
+	}
+	if opts.Previous && !ok {
+		return runtime.NotFoundf("previous terminated container %q in pod %q not found", name, p.api.Name)
+	}
+	if n < 0 || (reason != "" && !ok) {
 		return fmt.Errorf("container %q in pod %q is waiting to start: %s", name, p.api.Name, reason)
+	}
+	if !ok {
+		path = p.logPath(name, n)
 	}
 	finished := func() bool {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		return c.lastAttempt != n || c.proc == nil
 	}
-	return readLog(ctx, p.logPath(name, n), opts, finished, w)
+	return readLog(ctx, path, opts, finished, w)
 }
 
+// logPath is where attempt n of a container writes its log:
+// <pod dir>/<container>.<attempt>.log, in the pod's directory itself so
+// that a log costs no directory of its own (container names have no dots,
+// the pod directory's other entries none either).
 func (p *pod) logPath(container string, attempt int) string {
-	return filepath.Join(p.dir, "logs", container, fmt.Sprintf("%d.log", attempt))
+	return filepath.Join(p.dir, container+"."+strconv.Itoa(attempt)+".log")
 }
 
-// hasLog reports whether the log of an attempt is on disk (those of a
-// resumed pod's earlier attempts may not have survived).
-func (p *pod) hasLog(container string, attempt int) bool {
-	_, err := os.Stat(p.logPath(container, attempt))
-	return err == nil
+// oldLogPath is where runtimes before logPath's layout wrote the log of an
+// attempt; a pod resumed from such a data dir still shows those.
+func (p *pod) oldLogPath(container string, attempt int) string {
+	return filepath.Join(p.dir, "logs", container, strconv.Itoa(attempt)+".log")
+}
+
+// findLog returns the path of an attempt's log on disk, in either layout;
+// false when there is none (those of a resumed pod's earlier attempts may
+// not have survived).
+func (p *pod) findLog(container string, attempt int) (string, bool) {
+	for _, path := range []string{p.logPath(container, attempt), p.oldLogPath(container, attempt)} {
+		if _, err := os.Stat(path); err == nil {
+			return path, true
+		}
+	}
+	return "", false
 }
 
 // exec runs cmd in the namespaces, environment and working directory of a

@@ -26,21 +26,47 @@ type logFile struct {
 	now func() time.Time
 	// tee, when set, also receives each chunk as the container wrote it.
 	tee func(stream string, p []byte)
+	// entry is the scratch space of writeEntry, guarded by mu.
+	entry []byte
 }
 
 func (l *logFile) writeEntry(stream string, full bool, content []byte) {
-	tag := "F"
+	tag := " F "
 	if !full {
-		tag = "P"
+		tag = " P "
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fmt.Fprintf(l.f, "%s %s %s %s\n", l.now().UTC().Format(time.RFC3339Nano), stream, tag, content)
+	b := l.now().UTC().AppendFormat(l.entry[:0], time.RFC3339Nano)
+	b = append(b, ' ')
+	b = append(b, stream...)
+	b = append(b, tag...)
+	b = append(b, content...)
+	b = append(b, '\n')
+	_, _ = l.f.Write(b)
+	l.entry = b
 }
 
-// copyStream turns r into log entries until EOF.
-func (l *logFile) copyStream(stream string, r io.Reader) {
-	br := bufio.NewReaderSize(r, maxLogLine)
+// copyStream turns r into log entries of l until EOF. Its line buffer
+// comes from the runtime's pool: most containers write little or nothing,
+// and a fresh 16 KiB per stream and attempt would be most of what starting
+// one allocates.
+func (r *Runtime) copyStream(l *logFile, stream string, src io.Reader) {
+	br, _ := r.lineReaders.Get().(*bufio.Reader)
+	if br == nil {
+		br = bufio.NewReaderSize(src, maxLogLine)
+	} else {
+		br.Reset(src)
+	}
+	defer func() {
+		br.Reset(nil)
+		r.lineReaders.Put(br)
+	}()
+	l.copyLines(stream, br)
+}
+
+// copyLines writes the lines of br as entries until EOF.
+func (l *logFile) copyLines(stream string, br *bufio.Reader) {
 	for {
 		line, err := br.ReadSlice('\n')
 		if len(line) > 0 {

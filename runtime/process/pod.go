@@ -2,7 +2,9 @@ package process
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -152,31 +154,80 @@ func (p *pod) run() {
 	wg.Wait()
 }
 
-// setup makes the pod's directories, volumes and /etc/hosts.
+// setup makes what the pod's containers need on disk: its directory, the
+// private /tmp and /etc/hosts of namespaced containers, the default working
+// directory when a container has none, and the volumes. Every directory or
+// file made is an inode allocation, which some filesystems make costly (on
+// ext4 without a journal it scans past recently deleted inodes), so setup
+// makes nothing the pod does not use and stats nothing first; the log files
+// come with each attempt (createLog).
 func (p *pod) setup() error {
-	ctx := context.Background()
-	for _, d := range []string{"tmp", "work", "logs"} {
-		if err := os.MkdirAll(filepath.Join(p.dir, d), 0o755); err != nil {
+	if err := makeDir(p.dir, 0o755); err != nil {
+		return fmt.Errorf("create pod dir: %w", err)
+	}
+	if p.rt.namespaces {
+		tmp := filepath.Join(p.dir, "tmp")
+		if err := makeDir(tmp, 0o1777); err != nil {
+			return fmt.Errorf("create pod dir: %w", err)
+		}
+		// The umask took the write bits of group and others.
+		_ = os.Chmod(tmp, 0o1777)
+	}
+	if p.needsWorkDir() {
+		if err := makeDir(filepath.Join(p.dir, "work"), 0o755); err != nil {
 			return fmt.Errorf("create pod dir: %w", err)
 		}
 	}
-	_ = os.Chmod(filepath.Join(p.dir, "tmp"), 0o1777)
-	vols, err := materializeVolumes(ctx, p.api, p.dir, p.res)
+	vols, err := materializeVolumes(context.Background(), p.api, p.dir, p.res)
 	if err != nil {
 		return err
 	}
 	p.volumes = vols
-	hosts := filepath.Join(p.dir, "hosts")
-	if err := os.WriteFile(hosts, hostsFile(p.api, p.hostname, p.res.Hosts(p.api)), 0o644); err != nil {
+	if !p.rt.namespaces {
+		// Only namespaced containers see the pod's /etc/hosts.
+		return nil
+	}
+	if err := os.WriteFile(p.hostsPath(), hostsFile(p.api, p.hostname, p.res.Hosts(p.api)), 0o644); err != nil {
 		return fmt.Errorf("write hosts: %w", err)
 	}
 	return nil
 }
 
-// refreshHosts rewrites /etc/hosts in place (the bind mount follows).
+// makeDir makes dir, which may exist already (a resumed pod, a retried
+// set-up); its parents are made only when missing.
+func makeDir(dir string, perm os.FileMode) error {
+	err := os.Mkdir(dir, perm)
+	switch {
+	case err == nil, errors.Is(err, fs.ErrExist):
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return os.MkdirAll(dir, perm)
+	}
+	return err
+}
+
+// needsWorkDir reports whether a container works in the pod's default
+// working directory.
+func (p *pod) needsWorkDir() bool {
+	for _, cs := range [][]corev1.Container{p.api.Spec.InitContainers, p.api.Spec.Containers} {
+		for i := range cs {
+			if cs[i].WorkingDir == "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (p *pod) hostsPath() string { return filepath.Join(p.dir, "hosts") }
+
+// refreshHosts rewrites the /etc/hosts of namespaced containers in place
+// (the bind mount follows); plain processes have none.
 func (p *pod) refreshHosts() error {
-	path := filepath.Join(p.dir, "hosts")
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0o644)
+	if !p.rt.namespaces {
+		return nil
+	}
+	f, err := os.OpenFile(p.hostsPath(), os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("open hosts: %w", err)
 	}

@@ -2,7 +2,6 @@ package process
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,16 +14,23 @@ import (
 	"github.com/batchlet/batchlet/runtime"
 )
 
-// oldLog leaves the log of an earlier attempt where a previous runtime
-// process wrote it.
-func oldLog(t *testing.T, r *Runtime, uid, container string, attempt int, line string) {
+// logLayouts are where a previous runtime process may have left the log of
+// an earlier attempt: the current layout, and the one before it.
+var logLayouts = map[string]func(p *pod, container string, attempt int) string{
+	"current": (*pod).logPath,
+	"older":   (*pod).oldLogPath,
+}
+
+// oldLogAt leaves the log of an earlier attempt where a previous runtime
+// process wrote it in the given layout.
+func oldLogAt(t *testing.T, r *Runtime, layout func(*pod, string, int) string, uid, container string, attempt int, line string) {
 	t.Helper()
-	dir := filepath.Join(r.podDir(types.UID(uid)), "logs", container)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	path := layout(&pod{dir: r.podDir(types.UID(uid))}, container, attempt)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	entry := time.Now().UTC().Format(time.RFC3339Nano) + " stdout F " + line + "\n"
-	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.log", attempt)), []byte(entry), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(entry), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -34,12 +40,18 @@ func lostUnknown() *corev1.ContainerStateTerminated {
 }
 
 func TestResumeRestartsAtRestartCountAndKeepsPreviousLog(t *testing.T) {
+	for name, layout := range logLayouts {
+		t.Run(name, func(t *testing.T) { testResumeKeepsPreviousLog(t, layout) })
+	}
+}
+
+func testResumeKeepsPreviousLog(t *testing.T, layout func(*pod, string, int) string) {
 	r, ev := newTestRuntime(t, nil)
 	p := testPod("r1", corev1.RestartPolicyOnFailure, shC("main", "echo second run"))
 	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main", RestartCount: 1,
 		State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}},
 		LastTerminationState: corev1.ContainerState{Terminated: lostUnknown()}}}
-	oldLog(t, r, "r1", "main", 0, "first run")
+	oldLogAt(t, r, layout, "r1", "main", 0, "first run")
 	if err := r.StartPod(context.Background(), p, fakeResolver{}); err != nil {
 		t.Fatal(err)
 	}
@@ -63,6 +75,12 @@ func TestResumeRestartsAtRestartCountAndKeepsPreviousLog(t *testing.T) {
 }
 
 func TestResumeTerminatedRunsNothing(t *testing.T) {
+	for name, layout := range logLayouts {
+		t.Run(name, func(t *testing.T) { testResumeTerminatedRunsNothing(t, layout) })
+	}
+}
+
+func testResumeTerminatedRunsNothing(t *testing.T, layout func(*pod, string, int) string) {
 	r, ev := newTestRuntime(t, nil)
 	p := testPod("r2", corev1.RestartPolicyNever, shC("main", "echo must not run"))
 	// A missing ConfigMap would block a pod that still had to run.
@@ -70,7 +88,7 @@ func TestResumeTerminatedRunsNothing(t *testing.T) {
 		ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "gone"}}}}}
 	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main",
 		State: corev1.ContainerState{Terminated: lostUnknown()}}}
-	oldLog(t, r, "r2", "main", 0, "the only run")
+	oldLogAt(t, r, layout, "r2", "main", 0, "the only run")
 	if err := r.StartPod(context.Background(), p, fakeResolver{}); err != nil {
 		t.Fatal(err)
 	}

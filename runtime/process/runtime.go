@@ -42,6 +42,10 @@ type Runtime struct {
 	log        *slog.Logger
 	namespaces bool
 	cgroups    *cgroupRoot
+	// devNull is the stdin of containers that ask for none, shared.
+	devNull *os.File
+	// lineReaders holds the line buffers of finished log copies.
+	lineReaders sync.Pool
 
 	mu   sync.Mutex
 	pods map[types.UID]*pod
@@ -59,7 +63,11 @@ func New(cfg Config) (*Runtime, error) {
 	if err := os.MkdirAll(cfg.RootDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create runtime root %s: %w", cfg.RootDir, err)
 	}
-	r := &Runtime{cfg: cfg, clock: cfg.Clock, log: cfg.Logger, pods: map[types.UID]*pod{}}
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, fmt.Errorf("process runtime: %w", err)
+	}
+	r := &Runtime{cfg: cfg, clock: cfg.Clock, log: cfg.Logger, pods: map[types.UID]*pod{}, devNull: devNull}
 	if r.clock == nil {
 		r.clock = clock.RealClock{}
 	}
