@@ -46,29 +46,52 @@ func (a *Agent) patchStatusRV(ctx context.Context, pod *corev1.Pod, status *core
 // statusPatch renders the patch body; conds, when set, replaces the status
 // conditions.
 func statusPatch(uid types.UID, status *corev1.PodStatus, conds []corev1.PodCondition) ([]byte, error) {
-	raw, err := json.Marshal(status)
-	if err != nil {
-		return nil, fmt.Errorf("encode status: %w", err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("encode status: %w", err)
-	}
 	if conds == nil {
 		conds = status.Conditions
 	}
-	list := make([]map[string]any, 0, len(conds))
-	for _, c := range conds {
-		cm := map[string]any{"type": c.Type, "status": c.Status, "lastProbeTime": nil,
-			"lastTransitionTime": c.LastTransitionTime, "reason": nil, "message": nil}
-		if c.Reason != "" {
-			cm["reason"] = c.Reason
-		}
-		if c.Message != "" {
-			cm["message"] = c.Message
-		}
-		list = append(list, cm)
+	body := statusPatchBody{Status: patchedStatus{PodStatus: status, Conditions: make([]patchedCondition, 0, len(conds))}}
+	body.Metadata.UID = uid
+	for i := range conds {
+		c := &conds[i]
+		body.Status.Conditions = append(body.Status.Conditions, patchedCondition{Type: c.Type, Status: c.Status,
+			LastTransitionTime: c.LastTransitionTime, Reason: nullIfEmpty(c.Reason), Message: nullIfEmpty(c.Message)})
 	}
-	m["conditions"] = list
-	return json.Marshal(map[string]any{"metadata": map[string]any{"uid": uid}, "status": m})
+	b, err := json.Marshal(&body)
+	if err != nil {
+		return nil, fmt.Errorf("encode status: %w", err)
+	}
+	return b, nil
+}
+
+// statusPatchBody is a status patch: the UID precondition and the status.
+type statusPatchBody struct {
+	Metadata struct {
+		UID types.UID `json:"uid"`
+	} `json:"metadata"`
+	Status patchedStatus `json:"status"`
+}
+
+// patchedStatus is the status as it encodes, but for conditions, which it
+// always has (the shallower field wins over the embedded status's).
+type patchedStatus struct {
+	*corev1.PodStatus
+	Conditions []patchedCondition `json:"conditions"`
+}
+
+// patchedCondition is a condition whose empty fields are sent as null, so
+// that the merge removes what an earlier status had there.
+type patchedCondition struct {
+	Type               corev1.PodConditionType `json:"type"`
+	Status             corev1.ConditionStatus  `json:"status"`
+	LastProbeTime      *metav1.Time            `json:"lastProbeTime"`
+	LastTransitionTime metav1.Time             `json:"lastTransitionTime"`
+	Reason             *string                 `json:"reason"`
+	Message            *string                 `json:"message"`
+}
+
+func nullIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

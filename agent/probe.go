@@ -145,8 +145,11 @@ func (p *prober) running(name string) (corev1.ContainerStatus, bool) {
 	if !ok {
 		return corev1.ContainerStatus{}, false
 	}
-	cs, ok := findStatus(rs.ContainerStatuses, name)
-	return cs, ok && cs.State.Running != nil
+	cs := findStatus(rs.ContainerStatuses, name)
+	if cs == nil {
+		return corev1.ContainerStatus{}, false
+	}
+	return *cs, cs.State.Running != nil
 }
 
 // probe runs one exec, tcpSocket or httpGet check.

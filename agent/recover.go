@@ -84,9 +84,9 @@ func recoverPod(pod *corev1.Pod, known bool) recovery {
 func specStatuses(spec []corev1.Container, api []corev1.ContainerStatus, pod *corev1.Pod) []corev1.ContainerStatus {
 	out := make([]corev1.ContainerStatus, 0, len(spec))
 	for _, c := range spec {
-		cs, ok := findStatus(api, c.Name)
-		if !ok {
-			cs = corev1.ContainerStatus{Name: c.Name, Image: c.Image, Started: new(bool), State: defaultWaiting(pod)}
+		cs := findStatus(api, c.Name)
+		if cs == nil {
+			cs = &corev1.ContainerStatus{Name: c.Name, Image: c.Image, Started: new(bool), State: defaultWaiting(pod)}
 		}
 		out = append(out, *cs.DeepCopy())
 	}

@@ -26,7 +26,10 @@ const (
 
 // statusInput is everything podStatus decides from.
 type statusInput struct {
-	pod       *corev1.Pod
+	spec *corev1.PodSpec
+	// old is the status the new one goes on from (conditions keep their
+	// lastTransitionTime); podStatus only reads it.
+	old       *corev1.PodStatus
 	rt        runtime.PodStatus
 	started   bool            // the runtime has the pod
 	ready     map[string]bool // readiness probe results by container; absent: no probe
@@ -42,7 +45,7 @@ type statusInput struct {
 
 // podStatus computes the pod status the kubelet would write.
 func podStatus(in statusInput) corev1.PodStatus {
-	old := in.pod.Status
+	old := in.old
 	st := corev1.PodStatus{
 		HostIP:    in.hostIP,
 		HostIPs:   []corev1.HostIP{{IP: in.hostIP}},
@@ -54,9 +57,9 @@ func podStatus(in statusInput) corev1.PodStatus {
 		Message:   old.Message,
 	}
 	st.InitContainerStatuses = in.rt.InitContainerStatuses
-	st.ContainerStatuses = markReady(in.rt.ContainerStatuses, in.pod, in.ready)
+	st.ContainerStatuses = markReady(in.rt.ContainerStatuses, in.spec, in.ready)
 	podIsTerminal := in.terminal && in.rt.Done
-	st.Phase = podPhase(in.pod.Spec, st.InitContainerStatuses, st.ContainerStatuses, podIsTerminal)
+	st.Phase = podPhase(in.spec, st.InitContainerStatuses, st.ContainerStatuses, podIsTerminal)
 	if podIsTerminal && (in.reason != "" || st.Phase != corev1.PodSucceeded) {
 		st.Phase = corev1.PodFailed
 	}
@@ -65,9 +68,9 @@ func podStatus(in statusInput) corev1.PodStatus {
 	}
 	conds := []corev1.PodCondition{
 		{Type: corev1.PodReadyToStartContainers, Status: boolStatus(in.started && !podIsTerminal)},
-		initializedCondition(in.pod.Spec, st.InitContainerStatuses, st.ContainerStatuses, st.Phase),
+		initializedCondition(in.spec, st.InitContainerStatuses, st.ContainerStatuses, st.Phase),
 	}
-	cr := containersReadyCondition(in.pod.Spec, st.ContainerStatuses, st.Phase)
+	cr := containersReadyCondition(in.spec, st.ContainerStatuses, st.Phase)
 	ready := cr
 	ready.Type = corev1.PodReady
 	conds = append(conds, ready, cr)
@@ -84,7 +87,7 @@ func podStatus(in statusInput) corev1.PodStatus {
 
 // markReady sets Ready on running containers: from the readiness probe when
 // there is one, true otherwise.
-func markReady(statuses []corev1.ContainerStatus, pod *corev1.Pod, ready map[string]bool) []corev1.ContainerStatus {
+func markReady(statuses []corev1.ContainerStatus, spec *corev1.PodSpec, ready map[string]bool) []corev1.ContainerStatus {
 	for i := range statuses {
 		cs := &statuses[i]
 		if cs.State.Running == nil {
@@ -94,28 +97,28 @@ func markReady(statuses []corev1.ContainerStatus, pod *corev1.Pod, ready map[str
 		if r, ok := ready[cs.Name]; ok {
 			cs.Ready = r
 		} else {
-			cs.Ready = !hasReadinessProbe(pod, cs.Name)
+			cs.Ready = !hasReadinessProbe(spec, cs.Name)
 		}
 	}
 	return statuses
 }
 
-func hasReadinessProbe(pod *corev1.Pod, name string) bool {
-	for _, c := range pod.Spec.Containers {
-		if c.Name == name {
-			return c.ReadinessProbe != nil
+func hasReadinessProbe(spec *corev1.PodSpec, name string) bool {
+	for i := range spec.Containers {
+		if spec.Containers[i].Name == name {
+			return spec.Containers[i].ReadinessProbe != nil
 		}
 	}
 	return false
 }
 
 // podPhase follows the kubelet's getPhase.
-func podPhase(spec corev1.PodSpec, initStatuses, statuses []corev1.ContainerStatus, podIsTerminal bool) corev1.PodPhase {
+func podPhase(spec *corev1.PodSpec, initStatuses, statuses []corev1.ContainerStatus, podIsTerminal bool) corev1.PodPhase {
 	pendingInit, failedInit := 0, 0
-	for _, c := range spec.InitContainers {
-		cs, ok := findStatus(initStatuses, c.Name)
+	for i := range spec.InitContainers {
+		cs := findStatus(initStatuses, spec.InitContainers[i].Name)
 		switch {
-		case !ok:
+		case cs == nil:
 			pendingInit++
 		case cs.State.Terminated != nil:
 			if cs.State.Terminated.ExitCode != 0 {
@@ -139,10 +142,10 @@ func podPhase(spec corev1.PodSpec, initStatuses, statuses []corev1.ContainerStat
 		return corev1.PodPending
 	}
 	running, waiting, stopped, succeeded := 0, 0, 0, 0
-	for _, c := range spec.Containers {
-		cs, ok := findStatus(statuses, c.Name)
+	for i := range spec.Containers {
+		cs := findStatus(statuses, spec.Containers[i].Name)
 		switch {
-		case !ok:
+		case cs == nil:
 			waiting++
 		case cs.State.Running != nil:
 			running++
@@ -177,27 +180,28 @@ func podPhase(spec corev1.PodSpec, initStatuses, statuses []corev1.ContainerStat
 	return corev1.PodPending
 }
 
-func findStatus(list []corev1.ContainerStatus, name string) (corev1.ContainerStatus, bool) {
-	for _, cs := range list {
-		if cs.Name == name {
-			return cs, true
+func findStatus(list []corev1.ContainerStatus, name string) *corev1.ContainerStatus {
+	for i := range list {
+		if list[i].Name == name {
+			return &list[i]
 		}
 	}
-	return corev1.ContainerStatus{}, false
+	return nil
 }
 
 // initializedCondition follows the kubelet's GeneratePodInitializedCondition.
-func initializedCondition(spec corev1.PodSpec, initStatuses, statuses []corev1.ContainerStatus, phase corev1.PodPhase) corev1.PodCondition {
+func initializedCondition(spec *corev1.PodSpec, initStatuses, statuses []corev1.ContainerStatus, phase corev1.PodPhase) corev1.PodCondition {
 	c := corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionTrue}
 	var unknown, incomplete []string
-	for _, ic := range spec.InitContainers {
-		cs, ok := findStatus(initStatuses, ic.Name)
-		if !ok {
-			unknown = append(unknown, ic.Name)
+	for i := range spec.InitContainers {
+		name := spec.InitContainers[i].Name
+		cs := findStatus(initStatuses, name)
+		if cs == nil {
+			unknown = append(unknown, name)
 			continue
 		}
 		if cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0 {
-			incomplete = append(incomplete, ic.Name)
+			incomplete = append(incomplete, name)
 		}
 	}
 	if phase == corev1.PodSucceeded && len(unknown) == 0 {
@@ -214,7 +218,8 @@ func initializedCondition(spec corev1.PodSpec, initStatuses, statuses []corev1.C
 }
 
 func anyRegularStarted(statuses []corev1.ContainerStatus) bool {
-	for _, cs := range statuses {
+	for i := range statuses {
+		cs := &statuses[i]
 		if cs.State.Running != nil || cs.State.Terminated != nil || cs.LastTerminationState.Terminated != nil {
 			return true
 		}
@@ -224,17 +229,18 @@ func anyRegularStarted(statuses []corev1.ContainerStatus) bool {
 
 // containersReadyCondition follows the kubelet's
 // GenerateContainersReadyCondition.
-func containersReadyCondition(spec corev1.PodSpec, statuses []corev1.ContainerStatus, phase corev1.PodPhase) corev1.PodCondition {
+func containersReadyCondition(spec *corev1.PodSpec, statuses []corev1.ContainerStatus, phase corev1.PodPhase) corev1.PodCondition {
 	c := corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionFalse}
 	var unknown, unready []string
-	for _, ctr := range spec.Containers {
-		cs, ok := findStatus(statuses, ctr.Name)
-		if !ok {
-			unknown = append(unknown, ctr.Name)
+	for i := range spec.Containers {
+		name := spec.Containers[i].Name
+		cs := findStatus(statuses, name)
+		if cs == nil {
+			unknown = append(unknown, name)
 			continue
 		}
 		if !cs.Ready {
-			unready = append(unready, ctr.Name)
+			unready = append(unready, name)
 		}
 	}
 	if phase == corev1.PodSucceeded && len(unknown) == 0 {

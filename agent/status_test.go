@@ -63,7 +63,7 @@ func TestPodPhase(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := podPhase(tc.spec, tc.init, tc.ctrs, tc.terminal); got != tc.want {
+			if got := podPhase(&tc.spec, tc.init, tc.ctrs, tc.terminal); got != tc.want {
 				t.Fatalf("phase %s, want %s", got, tc.want)
 			}
 		})
@@ -112,7 +112,7 @@ func TestPodStatusConditions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st := podStatus(statusInput{pod: pod, rt: tc.rt, started: true, hostIP: "127.0.0.1", podIP: "127.1.0.1", startTime: now, now: now})
+			st := podStatus(statusInput{spec: &pod.Spec, old: &pod.Status, rt: tc.rt, started: true, hostIP: "127.0.0.1", podIP: "127.1.0.1", startTime: now, now: now})
 			for typ, want := range tc.want {
 				var got *corev1.PodCondition
 				for i := range st.Conditions {
@@ -134,7 +134,7 @@ func TestPodStatusConditions(t *testing.T) {
 func TestDeadlineExceededIsFailedWithReason(t *testing.T) {
 	now := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	pod := &corev1.Pod{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c"}}}}
-	st := podStatus(statusInput{pod: pod, rt: runtime.PodStatus{Done: true, ContainerStatuses: []corev1.ContainerStatus{exited(0)}},
+	st := podStatus(statusInput{spec: &pod.Spec, old: &pod.Status, rt: runtime.PodStatus{Done: true, ContainerStatuses: []corev1.ContainerStatus{exited(0)}},
 		started: true, terminal: true, reason: reasonDeadlineExceeded, message: messageDeadlineExceeded, startTime: now, now: now})
 	if st.Phase != corev1.PodFailed || st.Reason != "DeadlineExceeded" || st.Message != "Pod was active on the node longer than the specified deadline" {
 		t.Fatalf("got phase %s reason %q message %q", st.Phase, st.Reason, st.Message)

@@ -145,19 +145,22 @@ func (a *Agent) syncNewPod(ctx context.Context, pod *corev1.Pod) error {
 		a.subdomains[sdKey][st.uid] = st
 	}
 	a.mu.Unlock()
-	run := pod.DeepCopy()
+	// A shallow copy with a status of its own: the runtime copies the pod
+	// it keeps, and nothing here writes to what the copy shares with the
+	// informer's pod.
+	run := *pod
 	if rec := a.recover(pod); rec.initStatuses != nil || rec.statuses != nil {
 		run.Status.InitContainerStatuses, run.Status.ContainerStatuses = rec.initStatuses, rec.statuses
 	}
 	run.Status.PodIP, run.Status.PodIPs = ip, []corev1.PodIP{{IP: ip}}
 	run.Status.HostIP, run.Status.HostIPs = a.cfg.ListenAddress, []corev1.HostIP{{IP: a.cfg.ListenAddress}}
 	run.Status.StartTime = &st.startTime
-	if err := a.cfg.Runtime.StartPod(ctx, run, &resolver{a: a}); err != nil {
-		a.recorder.Eventf(run, corev1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+	if err := a.cfg.Runtime.StartPod(ctx, &run, &resolver{a: a}); err != nil {
+		a.recorder.Eventf(&run, corev1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
 		return fmt.Errorf("start pod %s: %w", key, err)
 	}
 	a.refreshSubdomain(st)
-	st.prober = a.startProber(run, key)
+	st.prober = a.startProber(&run, key)
 	if ads := pod.Spec.ActiveDeadlineSeconds; ads != nil {
 		left := st.startTime.Add(time.Duration(*ads) * time.Second).Sub(a.cfg.Clock.Now())
 		a.queue.AddAfter(key, max(left, 0))
@@ -263,12 +266,15 @@ func (a *Agent) terminate(st *podState, grace time.Duration) {
 // writeStatus patches pods/status when the computed status differs from
 // the last one written.
 func (a *Agent) writeStatus(ctx context.Context, pod *corev1.Pod, st *podState, rs runtime.PodStatus) error {
-	base := pod.DeepCopy()
+	// podStatus only reads old, so neither the pod (the informer's) nor
+	// the last status written is copied.
+	old := &pod.Status
 	if st.written != nil {
-		base.Status = *st.written.DeepCopy()
-		base.Status.Conditions = mergeOthers(st.written.Conditions, pod.Status.Conditions)
+		withOthers := *st.written
+		withOthers.Conditions = mergeOthers(st.written.Conditions, pod.Status.Conditions)
+		old = &withOthers
 	}
-	in := statusInput{pod: base, rt: rs, started: true, ready: st.prober.results(), terminal: st.terminating,
+	in := statusInput{spec: &pod.Spec, old: old, rt: rs, started: true, ready: st.prober.results(), terminal: st.terminating,
 		reason: st.reason, message: st.message, shutdown: st.shutdown, hostIP: a.cfg.ListenAddress,
 		podIP: st.podIP, startTime: st.startTime, now: truncNow(a.cfg.Clock.Now())}
 	next := podStatus(in)
@@ -289,9 +295,11 @@ func (a *Agent) writeStatus(ctx context.Context, pod *corev1.Pod, st *podState, 
 	return nil
 }
 
-// mergeOthers adds to ours the conditions of other writers found in api.
+// mergeOthers adds to ours the conditions of other writers found in api;
+// ours itself when there are none. ours is never written to.
 func mergeOthers(ours, api []corev1.PodCondition) []corev1.PodCondition {
-	out := append([]corev1.PodCondition{}, ours...)
+	// At full capacity, the first append copies.
+	out := ours[:len(ours):len(ours)]
 	for _, c := range api {
 		if !hasCondition(out, c.Type) {
 			out = append(out, c)
