@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/utils/clock"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/storage"
@@ -201,40 +200,12 @@ func (w *localWatch) run(st watchStart, bookmarks, initialEnd bool) {
 	if initialEnd && !w.send(w.l.bookmark(w.lastRev, true)) {
 		return
 	}
-	w.stream(st.ch, bookmarks)
+	w.l.s.pump(w.ctx, st.ch, bookmarks, w)
 }
 
-// stream forwards storage events, with a bookmark every BookmarkInterval
-// when the informer allows them.
-func (w *localWatch) stream(ch <-chan []storage.Event, bookmarks bool) {
-	var tick <-chan time.Time
-	var timer clock.Timer
-	if bookmarks {
-		timer = w.l.s.clock.NewTimer(w.l.s.cfg.BookmarkInterval)
-		defer timer.Stop()
-		tick = timer.C()
-	}
-	for {
-		select {
-		case <-w.ctx.Done():
-			return
-		case <-tick:
-			if !w.send(w.l.bookmark(w.lastRev, false)) {
-				return
-			}
-			timer.Reset(w.l.s.cfg.BookmarkInterval)
-		case batch, ok := <-ch:
-			if !ok {
-				return
-			}
-			for _, ev := range batch {
-				if !w.forward(ev) {
-					return
-				}
-			}
-		}
-	}
-}
+func (w *localWatch) event(ev storage.Event) bool { return w.forward(ev) }
+func (w *localWatch) bookmark() bool              { return w.send(w.l.bookmark(w.lastRev, false)) }
+func (w *localWatch) flush()                      {}
 
 // forward sends the watch event one storage event is for this watch.
 func (w *localWatch) forward(ev storage.Event) bool {

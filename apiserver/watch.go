@@ -92,7 +92,7 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, info reques
 	g := s.metrics.watchers.WithLabelValues(info.Group, info.Version, info.Res.Kind)
 	g.Inc()
 	defer g.Dec()
-	wt.stream(ctx, ch, bookmarks)
+	s.pump(ctx, ch, bookmarks, wt)
 }
 
 // watchStart is where a watch begins: the initial list to send (with
@@ -140,13 +140,25 @@ func (s *Server) startWatch(ctx context.Context, res *registry.Resource, namespa
 	return st, nil
 }
 
-// stream copies storage events to the client until ctx ends or the storage
-// watch closes.
-func (wt *watcher) stream(ctx context.Context, ch <-chan []storage.Event, bookmarks bool) {
+// eventSink is where a watch's events go: an HTTP stream (watcher) or an
+// in-process channel (localWatch).
+type eventSink interface {
+	// event sends what one storage event is for this watch, if anything.
+	event(storage.Event) bool
+	// bookmark sends a BOOKMARK at the last revision sent.
+	bookmark() bool
+	// flush pushes what was sent to the client.
+	flush()
+}
+
+// pump feeds storage events to sink, with a bookmark every
+// BookmarkInterval when asked, until ctx ends, the storage watch closes or
+// the sink fails.
+func (s *Server) pump(ctx context.Context, ch <-chan []storage.Event, bookmarks bool, sink eventSink) {
 	var tick <-chan time.Time
 	var timer clock.Timer
 	if bookmarks {
-		timer = wt.s.clock.NewTimer(wt.s.cfg.BookmarkInterval)
+		timer = s.clock.NewTimer(s.cfg.BookmarkInterval)
 		defer timer.Stop()
 		tick = timer.C()
 	}
@@ -155,24 +167,27 @@ func (wt *watcher) stream(ctx context.Context, ch <-chan []storage.Event, bookma
 		case <-ctx.Done():
 			return
 		case <-tick:
-			if !wt.writeBookmark(false) {
+			if !sink.bookmark() {
 				return
 			}
-			wt.flush()
-			timer.Reset(wt.s.cfg.BookmarkInterval)
+			sink.flush()
+			timer.Reset(s.cfg.BookmarkInterval)
 		case batch, ok := <-ch:
 			if !ok {
 				return
 			}
 			for _, ev := range batch {
-				if !wt.writeEvent(ev) {
+				if !sink.event(ev) {
 					return
 				}
 			}
-			wt.flush()
+			sink.flush()
 		}
 	}
 }
+
+func (wt *watcher) event(ev storage.Event) bool { return wt.writeEvent(ev) }
+func (wt *watcher) bookmark() bool              { return wt.writeBookmark(false) }
 
 // writeEvent sends one storage event as the watch event it is for this
 // watcher, if any.

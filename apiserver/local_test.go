@@ -1,0 +1,79 @@
+package apiserver
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+)
+
+// An informer on LocalListerWatcher lists and watches the store like one
+// over HTTP: selectors from its tweak, selector transitions as
+// ADDED/DELETED, metadata-only objects when asked.
+func TestLocalListerWatcherInformers(t *testing.T) {
+	env := newTestEnv(t)
+	pods := env.client.CoreV1().Pods("default")
+	for _, name := range []string{"a", "b"} {
+		if _, err := pods.Create(env.ctx, testPod(name, "n1"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	podsGVR := corev1.SchemeGroupVersion.WithResource("pods")
+	selected, err := env.srv.LocalListerWatcher(podsGVR, "default", false, func(o *metav1.ListOptions) { o.LabelSelector = "team=x" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := env.srv.LocalListerWatcher(podsGVR, "", true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	typed := cache.NewSharedIndexInformer(selected.(cache.ListerWatcher), &corev1.Pod{}, 0, cache.Indexers{})
+	partial := cache.NewSharedIndexInformer(meta.(cache.ListerWatcher), &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
+	go typed.Run(env.ctx.Done())
+	go partial.Run(env.ctx.Done())
+	if !cache.WaitForCacheSync(env.ctx.Done(), typed.HasSynced, partial.HasSynced) {
+		t.Fatal("informers did not sync")
+	}
+	if n := len(typed.GetStore().List()); n != 0 {
+		t.Fatalf("selected informer has %d pods before any matches, want 0", n)
+	}
+	if n := len(partial.GetStore().List()); n != 2 {
+		t.Fatalf("metadata informer has %d pods, want 2", n)
+	}
+	label := func(value string) {
+		t.Helper()
+		patch := `{"metadata":{"labels":{"team":` + value + `}}}`
+		if _, err := pods.Patch(env.ctx, "b", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	label(`"x"`) // starts matching: ADDED
+	waitFor(t, func() bool {
+		obj, ok, _ := typed.GetStore().GetByKey("default/b")
+		return ok && obj.(*corev1.Pod).Labels["team"] == "x"
+	})
+	waitFor(t, func() bool {
+		obj, ok, _ := partial.GetStore().GetByKey("default/b")
+		return ok && obj.(*metav1.PartialObjectMetadata).Labels["team"] == "x"
+	})
+	label(`null`) // stops matching: DELETED
+	waitFor(t, func() bool { _, ok, _ := typed.GetStore().GetByKey("default/b"); return !ok })
+	if err := pods.Delete(env.ctx, "a", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { _, ok, _ := partial.GetStore().GetByKey("default/a"); return !ok })
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
