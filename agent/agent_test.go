@@ -33,7 +33,14 @@ type harness struct {
 	statusPatches map[string]int
 }
 
+// newHarness starts an agent that writes statuses at once (no
+// FirstStatusDelay), on the sim runtime and a fake clock.
 func newHarness(t *testing.T) *harness {
+	t.Helper()
+	return newHarnessWith(t, func(c *Config) { c.FirstStatusDelay = -1 })
+}
+
+func newHarnessWith(t *testing.T, configure func(*Config)) *harness {
 	t.Helper()
 	h := &harness{t: t, client: fake.NewClientset(), clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
 		statusPatches: map[string]int{}, done: make(chan error, 1)}
@@ -55,8 +62,10 @@ func newHarness(t *testing.T) *harness {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	h.sim = sim.New(ctx, h.clock)
-	a, err := New(Config{Client: h.client, NodeName: "node-1", Runtime: h.sim, Clock: h.clock, Port: -1,
-		Logger: slog.New(slog.DiscardHandler), ShutdownGracePeriod: 2 * time.Second})
+	cfg := Config{Client: h.client, NodeName: "node-1", Runtime: h.sim, Clock: h.clock, Port: -1,
+		Logger: slog.New(slog.DiscardHandler), ShutdownGracePeriod: 2 * time.Second}
+	configure(&cfg)
+	a, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,6 +194,45 @@ func TestPodRunsToSuccess(t *testing.T) {
 	if n != 2 {
 		t.Fatalf("status patches = %d, want 2 (Running, Succeeded)", n)
 	}
+}
+
+// A pod's first status waits FirstStatusDelay: a pod that ends within it is
+// written once, terminal; one that runs on is written Running after it.
+func TestFirstStatusHeldBack(t *testing.T) {
+	h := newHarnessWith(t, func(c *Config) { c.FirstStatusDelay = time.Second })
+	h.create(boundPod("quick", map[string]string{sim.DurationAnnotation: "500ms"}))
+	h.create(boundPod("long", map[string]string{sim.DurationAnnotation: "1h"}))
+	h.eventually("first statuses held", func() bool { return h.held("quick") && h.held("long") })
+	if n := h.patches("quick") + h.patches("long"); n != 0 {
+		t.Fatalf("%d status patches while held, want none", n)
+	}
+	h.clock.Step(500 * time.Millisecond)
+	h.waitPhase("quick", corev1.PodSucceeded)
+	if n := h.patches("quick"); n != 1 {
+		t.Fatalf("quick pod: %d status patches, want 1 (Succeeded)", n)
+	}
+	if n := h.patches("long"); n != 0 {
+		t.Fatalf("long pod: %d status patches before the delay, want none", n)
+	}
+	h.clock.Step(500 * time.Millisecond)
+	h.waitPhase("long", corev1.PodRunning)
+	if n := h.patches("long"); n != 1 {
+		t.Fatalf("long pod: %d status patches, want 1 (Running)", n)
+	}
+}
+
+// held reports whether the agent held back the first status of pod name.
+func (h *harness) held(name string) bool {
+	h.agent.mu.Lock()
+	defer h.agent.mu.Unlock()
+	st := h.agent.states["default/"+name]
+	return st != nil && !st.heldSince.IsZero()
+}
+
+func (h *harness) patches(name string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.statusPatches[name]
 }
 
 func TestImmediateFailure(t *testing.T) {

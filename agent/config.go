@@ -53,6 +53,13 @@ type Config struct {
 	ShutdownGracePeriod time.Duration
 	// Version is reported as nodeInfo.kubeletVersion.
 	Version string
+	// FirstStatusDelay holds a started pod's first status back while it is
+	// not terminal, so that a pod whose containers end within it goes from
+	// Pending to its terminal phase in one write instead of two (the
+	// kubelet, which sees containers start when it relists them every
+	// second, rarely writes Running for those either). Default 100ms;
+	// negative writes at once.
+	FirstStatusDelay time.Duration
 	// NewInformerFactory, when set, builds the informer factory for this
 	// node's pods (tweak selects them and must edit every list and watch);
 	// the embedded agent uses it to read the API server's store directly.
@@ -90,6 +97,9 @@ func (c *Config) defaults() error {
 	}
 	if c.ShutdownGracePeriod == 0 {
 		c.ShutdownGracePeriod = 30 * time.Second
+	}
+	if c.FirstStatusDelay == 0 {
+		c.FirstStatusDelay = 100 * time.Millisecond
 	}
 	if c.Version == "" {
 		c.Version = "v1.36.0-batchlet"

@@ -31,6 +31,9 @@ type podState struct {
 	writtenRV   string            // the pod's resourceVersion after that write
 	deleting    bool
 	prober      *prober
+	// heldSince: when the pod's first status was held back (see
+	// holdFirstStatus); zero until then.
+	heldSince time.Time
 }
 
 // syncPod brings one pod (namespace/name) in line: start, kill, write
@@ -165,8 +168,9 @@ func (a *Agent) syncNewPod(ctx context.Context, pod *corev1.Pod) error {
 		left := st.startTime.Add(time.Duration(*ads) * time.Second).Sub(a.cfg.Clock.Now())
 		a.queue.AddAfter(key, max(left, 0))
 	}
-	// The first status is written when the runtime reports a change, so a
-	// pod that starts at once goes straight to Running in one write.
+	// The first status is written when the runtime reports a change, and
+	// held back a little unless terminal (holdFirstStatus), so a pod that
+	// starts at once goes straight to Running, or to its end, in one write.
 	return nil
 }
 
@@ -285,6 +289,9 @@ func (a *Agent) writeStatus(ctx context.Context, pod *corev1.Pod, st *podState, 
 	if ownFieldsEqual(prev, &next) && !readinessReverted(&pod.Status, pod.ResourceVersion, st.written, st.writtenRV) {
 		return nil
 	}
+	if a.holdFirstStatus(pod, st, &next) {
+		return nil
+	}
 	rv, err := a.patchStatusRV(ctx, pod, &next)
 	if err != nil {
 		return err
@@ -293,6 +300,29 @@ func (a *Agent) writeStatus(ctx context.Context, pod *corev1.Pod, st *podState, 
 	st.written, st.writtenRV = &next, rv
 	a.mu.Unlock()
 	return nil
+}
+
+// holdFirstStatus reports whether next, a pod's first status, waits until
+// Config.FirstStatusDelay after the agent first had it to write, and then
+// brings the pod back to the queue. Terminal statuses, and those of pods
+// the agent is terminating, go out at once.
+func (a *Agent) holdFirstStatus(pod *corev1.Pod, st *podState, next *corev1.PodStatus) bool {
+	if st.written != nil || st.terminating || a.cfg.FirstStatusDelay < 0 ||
+		next.Phase == corev1.PodSucceeded || next.Phase == corev1.PodFailed {
+		return false
+	}
+	now := a.cfg.Clock.Now()
+	a.mu.Lock()
+	if st.heldSince.IsZero() {
+		st.heldSince = now
+	}
+	wait := st.heldSince.Add(a.cfg.FirstStatusDelay).Sub(now)
+	a.mu.Unlock()
+	if wait <= 0 {
+		return false
+	}
+	a.queue.AddAfter(pod.Namespace+"/"+pod.Name, wait)
+	return true
 }
 
 // mergeOthers adds to ours the conditions of other writers found in api;
