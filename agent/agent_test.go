@@ -293,6 +293,29 @@ func TestActiveDeadlineExceeded(t *testing.T) {
 	}
 }
 
+// A pod that ended before its activeDeadlineSeconds keeps its terminal
+// status when the deadline passes.
+func TestDeadlineAfterTheEndChangesNothing(t *testing.T) {
+	h := newHarness(t)
+	p := boundPod("p4b", map[string]string{sim.DurationAnnotation: "1s"})
+	ads := int64(3)
+	p.Spec.ActiveDeadlineSeconds = &ads
+	h.create(p)
+	h.waitPhase("p4b", corev1.PodRunning)
+	h.clock.Step(time.Second)
+	h.waitPhase("p4b", corev1.PodSucceeded)
+	before := h.patches("p4b")
+	h.clock.Step(2 * time.Second)
+	// The deadline's sync comes before those of a pod created after it.
+	h.eventually("queue drained", func() bool { return h.agent.queue.Len() == 0 })
+	h.create(boundPod("p4c", map[string]string{sim.ExitCodeAnnotation: "0"}))
+	h.waitPhase("p4c", corev1.PodSucceeded)
+	got := h.pod("p4b")
+	if got.Status.Phase != corev1.PodSucceeded || got.Status.Reason != "" || h.patches("p4b") != before {
+		t.Fatalf("after the deadline: phase %s reason %q, %d status patches (was %d)", got.Status.Phase, got.Status.Reason, h.patches("p4b"), before)
+	}
+}
+
 func TestShutdownMarksDisruptionTarget(t *testing.T) {
 	h := newHarness(t)
 	h.create(boundPod("p5", map[string]string{sim.DurationAnnotation: "1h"}))

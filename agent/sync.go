@@ -188,6 +188,13 @@ func (a *Agent) recover(pod *corev1.Pod) recovery {
 // syncStartedPod kills when asked, writes the status, and deletes a
 // terminated pod whose deletion was requested.
 func (a *Agent) syncStartedPod(ctx context.Context, pod *corev1.Pod, st *podState) error {
+	if pod.DeletionTimestamp == nil && finished(st) {
+		// A terminal status is final, as the kubelet keeps it: nothing
+		// runs any more, and neither a deadline passing since nor the
+		// updates that bring the pod back here (the agent's own write,
+		// the Job controller's) change it.
+		return nil
+	}
 	if pod.DeletionTimestamp != nil && !st.terminating && finished(st) {
 		// Nothing runs any more and the final status is written.
 		if st.deleting {
