@@ -17,6 +17,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/batchlet/batchlet/runtime"
@@ -66,6 +67,10 @@ func New(cfg Config) (*Agent, error) {
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "agent-pods", Clock: cfg.Clock})
 	a.events = record.NewBroadcaster(record.WithContext(context.Background()))
 	a.recorder = a.events.NewRecorder(eventScheme(), corev1.EventSource{Component: eventComponent, Host: cfg.NodeName})
+	if cfg.EventQPS > 0 {
+		a.recorder = &throttledRecorder{EventRecorder: a.recorder, log: a.log,
+			limit: flowcontrol.NewTokenBucketPassiveRateLimiterWithClock(cfg.EventQPS, cfg.EventBurst, cfg.Clock)}
+	}
 	if s, ok := cfg.Runtime.(interface{ SetEventRecorder(runtime.EventRecorder) }); ok {
 		s.SetEventRecorder(a.containerEvent)
 	}

@@ -60,6 +60,11 @@ type Config struct {
 	// second, rarely writes Running for those either). Default 100ms;
 	// negative writes at once.
 	FirstStatusDelay time.Duration
+	// EventQPS and EventBurst limit the events the agent records, as the
+	// kubelet's --event-qps and --event-burst do (defaults 50 and 100);
+	// events beyond them are dropped. A negative EventQPS records all.
+	EventQPS   float32
+	EventBurst int
 	// NewInformerFactory, when set, builds the informer factory for this
 	// node's pods (tweak selects them and must edit every list and watch);
 	// the embedded agent uses it to read the API server's store directly.
@@ -100,6 +105,12 @@ func (c *Config) defaults() error {
 	}
 	if c.FirstStatusDelay == 0 {
 		c.FirstStatusDelay = 100 * time.Millisecond
+	}
+	if c.EventQPS == 0 {
+		c.EventQPS = 50
+	}
+	if c.EventBurst <= 0 {
+		c.EventBurst = 100
 	}
 	if c.Version == "" {
 		c.Version = "v1.36.0-batchlet"
