@@ -57,7 +57,7 @@ type Config struct {
 	// not terminal, so that a pod whose containers end within it goes from
 	// Pending to its terminal phase in one write instead of two (the
 	// kubelet, which sees containers start when it relists them every
-	// second, rarely writes Running for those either). Default 100ms;
+	// second, rarely writes Running for those either). Default 50ms;
 	// negative writes at once.
 	FirstStatusDelay time.Duration
 	// EventQPS and EventBurst limit the events the agent records, as the
@@ -104,7 +104,7 @@ func (c *Config) defaults() error {
 		c.ShutdownGracePeriod = 30 * time.Second
 	}
 	if c.FirstStatusDelay == 0 {
-		c.FirstStatusDelay = 100 * time.Millisecond
+		c.FirstStatusDelay = 50 * time.Millisecond
 	}
 	if c.EventQPS == 0 {
 		c.EventQPS = 50
