@@ -1,9 +1,11 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -41,6 +43,10 @@ func (t *inProcessTransport) RoundTrip(req *http.Request) (*http.Response, error
 		r.RequestURI = r.URL.RequestURI()
 	}
 	r.RemoteAddr = "in-process"
+	if !streams(r) {
+		defer cancel()
+		return serveBuffered(t.handler, r, req), nil
+	}
 	pr, pw := io.Pipe()
 	rw := &pipeResponseWriter{header: http.Header{}, pw: pw, ready: make(chan struct{})}
 	go func() {
@@ -62,6 +68,56 @@ func (t *inProcessTransport) RoundTrip(req *http.Request) (*http.Response, error
 		Header: rw.sent, Body: &cancelOnClose{ReadCloser: pr, cancel: cancel}, ContentLength: -1, Request: req,
 	}, nil
 }
+
+// streams reports whether a request's answer may be a stream the client
+// reads as it comes (watches, followed logs, exec/attach/port-forward,
+// proxies); every other answer is complete when the handler returns.
+func streams(r *http.Request) bool {
+	q := r.URL.Query()
+	if w := q.Get("watch"); w == "true" || w == "1" || q.Get("follow") == "true" || r.Header.Get("Upgrade") != "" {
+		return true
+	}
+	p := r.URL.Path
+	return strings.Contains(p, "/watch/") || strings.HasSuffix(p, "/exec") || strings.HasSuffix(p, "/attach") ||
+		strings.HasSuffix(p, "/portforward") || strings.Contains(p, "/proxy")
+}
+
+// serveBuffered runs the handler in the caller's goroutine and answers
+// with what it wrote: no goroutine, pipe or hand-off per request.
+func serveBuffered(h http.Handler, r, orig *http.Request) *http.Response {
+	rw := &bufferedResponseWriter{header: http.Header{}}
+	h.ServeHTTP(rw, r)
+	if rw.code == 0 {
+		rw.code = http.StatusOK
+	}
+	return &http.Response{
+		Status: http.StatusText(rw.code), StatusCode: rw.code, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: rw.header, Body: io.NopCloser(bytes.NewReader(rw.body.Bytes())), ContentLength: int64(rw.body.Len()), Request: orig,
+	}
+}
+
+// bufferedResponseWriter keeps a whole answer in memory.
+type bufferedResponseWriter struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (w *bufferedResponseWriter) Header() http.Header { return w.header }
+
+func (w *bufferedResponseWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+}
+
+func (w *bufferedResponseWriter) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.body.Write(b)
+}
+
+// Flush is a no-op: the answer goes out when the handler returns.
+func (w *bufferedResponseWriter) Flush() {}
 
 // cancelOnClose ends the handler's context when the client closes the body.
 type cancelOnClose struct {
