@@ -48,14 +48,13 @@ func parseFilter(res *registry.Resource, q url.Values) (*filter, error) {
 
 func fieldSet(res *registry.Resource, obj runtime.Object) fields.Set {
 	m := accessor(obj)
-	set := fields.Set{"metadata.name": m.GetName()}
+	set := fields.Set{}
+	if res.Fields != nil {
+		set = res.Fields(obj) // a fresh set per call: add to it
+	}
+	set["metadata.name"] = m.GetName()
 	if res.Namespaced {
 		set["metadata.namespace"] = m.GetNamespace()
-	}
-	if res.Fields != nil {
-		for k, v := range res.Fields(obj) {
-			set[k] = v
-		}
 	}
 	return set
 }
