@@ -203,7 +203,10 @@ func testFailJobSet(c *nsClient) {
 func testRestartJobSet(c *nsClient) {
 	t := c.t
 	const js = "restartjobset-action-example"
-	c.apply(fastLeader(t, "jobset-restartjobset-action-example.yaml", "2"))
+	// The leader must outlive the moment every Job is ready (JobsReady), as
+	// the seed's 10 s do, or a restart's RestartingJobSet condition never
+	// flips back and its event is not repeated; 4 s leaves room under load.
+	c.apply(fastLeader(t, "jobset-restartjobset-action-example.yaml", "4"))
 	seen := map[string]bool{}
 	eventually(t, 3*jobSetTimeout, "jobset Failed", func() bool {
 		for _, v := range strings.Fields(c.get("jobs", `{range .items[*]}{.metadata.labels.jobset\.sigs\.k8s\.io/restart-attempt} {end}`)) {
