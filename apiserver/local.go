@@ -23,6 +23,14 @@ import (
 // informer before the server side waits.
 const localWatchBuffer = 256
 
+// ListerWatcher lists and watches with or without a context, so it feeds
+// both client-go's informers (which take a cache.ListerWatcher) and
+// context-aware callers.
+type ListerWatcher interface {
+	cache.ListerWatcher
+	cache.ListerWatcherWithContext
+}
+
 // LocalListerWatcher serves an informer of gvr in namespace ("" for all)
 // straight from this server's store, in the same process: no HTTP, no JSON.
 // Every version is decoded once and the object handed to all in-process
@@ -31,7 +39,7 @@ const localWatchBuffer = 256
 // metadataOnly the objects are *metav1.PartialObjectMetadata, as the
 // metadata client returns them. tweak, when set, edits the options of every
 // list and watch (like informers' TweakListOptions).
-func (s *Server) LocalListerWatcher(gvr schema.GroupVersionResource, namespace string, metadataOnly bool, tweak func(*metav1.ListOptions)) (cache.ListerWatcherWithContext, error) {
+func (s *Server) LocalListerWatcher(gvr schema.GroupVersionResource, namespace string, metadataOnly bool, tweak func(*metav1.ListOptions)) (ListerWatcher, error) {
 	res := s.resources[gvr]
 	if res == nil {
 		return nil, fmt.Errorf("resource %s is not served", gvr)
@@ -59,7 +67,9 @@ func (l *localListerWatcher) ListWithContext(ctx context.Context, opts metav1.Li
 	}
 	objs := make([]runtime.Object, len(lr.kvs))
 	for i, kv := range lr.kvs {
-		if objs[i], err = l.object(kv, lr.items[i]); err != nil {
+		// A list is copied into the list's items anyway: copy each object
+		// once, without churning the watch events' shared copies.
+		if objs[i], err = l.copyOf(kv, lr.items[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -131,21 +141,26 @@ func (l *localListerWatcher) object(kv storage.KeyValue, decoded runtime.Object)
 	if l.metadataOnly {
 		key = "meta|" + key
 	}
-	return l.s.localCache.get(key, kv.ModRevision, func() (runtime.Object, error) {
-		obj := decoded
-		if obj == nil {
-			var err error
-			if obj, err = l.s.decodedShared(l.res, kv); err != nil {
-				return nil, err
-			}
+	return l.s.localCache.get(key, kv.ModRevision, func() (runtime.Object, error) { return l.copyOf(kv, decoded) })
+}
+
+// copyOf is a copy of a stored version that informers may keep: of
+// decoded, when the caller has it, or of the server's shared decoded
+// object.
+func (l *localListerWatcher) copyOf(kv storage.KeyValue, decoded runtime.Object) (runtime.Object, error) {
+	obj := decoded
+	if obj == nil {
+		var err error
+		if obj, err = l.s.decodedShared(l.res, kv); err != nil {
+			return nil, err
 		}
-		if l.metadataOnly {
-			pm := partialMetadata(obj)
-			pm.ObjectMeta = *pm.ObjectMeta.DeepCopy()
-			return pm, nil
-		}
-		return obj.DeepCopyObject(), nil
-	})
+	}
+	if l.metadataOnly {
+		pm := partialMetadata(obj)
+		pm.ObjectMeta = *pm.ObjectMeta.DeepCopy()
+		return pm, nil
+	}
+	return obj.DeepCopyObject(), nil
 }
 
 // bookmark is a BOOKMARK event at rev, marking the end of the initial

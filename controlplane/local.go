@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/batchlet/batchlet/apiserver"
 )
 
 // LocalSource serves informers from the API server's own store in the same
@@ -21,7 +23,7 @@ import (
 // informers then skip HTTP and JSON and share one decoded copy per object
 // version. A nil LocalSource means informers talk to the API over client-go.
 type LocalSource interface {
-	LocalListerWatcher(gvr schema.GroupVersionResource, namespace string, metadataOnly bool, tweak func(*metav1.ListOptions)) (cache.ListerWatcherWithContext, error)
+	LocalListerWatcher(gvr schema.GroupVersionResource, namespace string, metadataOnly bool, tweak func(*metav1.ListOptions)) (apiserver.ListerWatcher, error)
 }
 
 // localKind is a typed informer served locally.
@@ -59,7 +61,7 @@ func newTypedFactory(client kubernetes.Interface, src LocalSource, local []local
 			return nil, err
 		}
 		f.InformerFor(t.obj, func(kubernetes.Interface, time.Duration) cache.SharedIndexInformer {
-			return cache.NewSharedIndexInformer(lw.(cache.ListerWatcher), t.obj, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+			return cache.NewSharedIndexInformer(lw, t.obj, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 		})
 	}
 	return f, nil
@@ -110,7 +112,7 @@ func (f *localMetadataFactory) ForResource(gvr schema.GroupVersionResource) info
 	if err != nil {
 		return f.fallback.ForResource(gvr)
 	}
-	inf := &localGenericInformer{gvr: gvr, informer: cache.NewSharedIndexInformer(lw.(cache.ListerWatcher), &metav1.PartialObjectMetadata{}, 0,
+	inf := &localGenericInformer{gvr: gvr, informer: cache.NewSharedIndexInformer(lw, &metav1.PartialObjectMetadata{}, 0,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})}
 	f.informers[gvr] = inf
 	return inf
