@@ -20,7 +20,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, pod *corev1.Pod) {
 	req := podRequests(pod)
 	nodes := s.cache.snapshot()
 	if len(nodes) == 0 {
-		s.unschedulable(ctx, pod, msgNoNodes, "")
+		s.unschedulable(ctx, pod, msgNoNodes, preemptionPlan{})
 		return
 	}
 	fit := findNode(pod, req, nodes)
@@ -31,8 +31,8 @@ func (s *Scheduler) scheduleOne(ctx context.Context, pod *corev1.Pod) {
 		s.bindAsync(ctx, pod, fit.node)
 		return
 	}
-	post, nominated := s.preempt(ctx, pod, req, fit, len(nodes))
-	s.unschedulable(ctx, pod, fitErrorMessage(len(nodes), fit.reasons, post), nominated)
+	post, plan := s.preempt(pod, req, fit, len(nodes))
+	s.unschedulable(ctx, pod, fitErrorMessage(len(nodes), fit.reasons, post), plan)
 }
 
 // async runs fn with a bounded number of concurrent API writes.
@@ -80,15 +80,23 @@ func (s *Scheduler) bind(ctx context.Context, pod *corev1.Pod, node string) erro
 }
 
 // unschedulable records a failed attempt: event, PodScheduled=False
-// condition (and nominated node), then parks the pod.
-func (s *Scheduler) unschedulable(ctx context.Context, pod *corev1.Pod, msg, nominated string) {
+// condition (and nominated node), then parks the pod. Victims of a
+// preemption plan are evicted only after the nomination is written, so the
+// pod, woken by their deletion, cannot bind before its nominatedNodeName
+// lands.
+func (s *Scheduler) unschedulable(ctx context.Context, pod *corev1.Pod, msg string, plan preemptionPlan) {
 	s.metrics.attempts.WithLabelValues("unschedulable").Inc()
 	s.queue.unschedulable(pod.UID)
 	s.async(func() {
 		s.recorder.Eventf(pod, nil, corev1.EventTypeWarning, "FailedScheduling", "Scheduling", msg)
 		cond := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: msg}
-		if err := s.patchCondition(ctx, pod, cond, nominated); err != nil {
+		if err := s.patchCondition(ctx, pod, cond, plan.node); err != nil {
 			s.log.Info("recording unschedulable pod failed", "namespace", pod.Namespace, "name", pod.Name, "err", err)
+		}
+		for _, v := range plan.victims {
+			if err := s.evict(ctx, pod, v, plan.node); err != nil {
+				s.log.Info("preemption failed", "namespace", v.Namespace, "name", v.Name, "err", err)
+			}
 		}
 	})
 }

@@ -9,15 +9,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// preempt tries to make room for pod by evicting lower-priority pods. It
-// returns the preemption part of the failure message ("" when victims were
-// chosen) and the node the pod is nominated to.
-func (s *Scheduler) preempt(ctx context.Context, pod *corev1.Pod, req resources, fit fitResult, numNodes int) (string, string) {
+// preempt tries to make room for pod by choosing lower-priority pods to
+// evict. It returns the preemption part of the failure message ("" when
+// victims were chosen) and the plan, whose node is "" when there is none.
+func (s *Scheduler) preempt(pod *corev1.Pod, req resources, fit fitResult, numNodes int) (string, preemptionPlan) {
 	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == corev1.PreemptNever {
-		return "preemption: " + msgPreemptNever, ""
+		return "preemption: " + msgPreemptNever, preemptionPlan{}
 	}
 	if s.victimsTerminating(pod) {
-		return "preemption: not eligible due to a terminating pod on the nominated node.", ""
+		return "preemption: not eligible due to a terminating pod on the nominated node.", preemptionPlan{}
 	}
 	var plans []preemptionPlan
 	for _, n := range fit.resolvable {
@@ -27,13 +27,10 @@ func (s *Scheduler) preempt(ctx context.Context, pod *corev1.Pod, req resources,
 	}
 	plan, ok := pickPlan(plans)
 	if !ok {
-		return preemptionMessage(numNodes, preemptionReasons(numNodes, len(fit.resolvable))), ""
+		return preemptionMessage(numNodes, preemptionReasons(numNodes, len(fit.resolvable))), preemptionPlan{}
 	}
 	s.log.Info("preempting", "namespace", pod.Namespace, "name", pod.Name, "node", plan.node, "victims", len(plan.victims))
-	for _, v := range plan.victims {
-		s.evictAsync(ctx, pod, v, plan.node)
-	}
-	return "", plan.node
+	return "", plan
 }
 
 // preemptionReasons: nodes where only resources were short found no victims;
@@ -63,16 +60,8 @@ func (s *Scheduler) victimsTerminating(pod *corev1.Pod) bool {
 	return false
 }
 
-// evictAsync marks the victim DisruptionTarget=True (PreemptionByScheduler)
-// and deletes it.
-func (s *Scheduler) evictAsync(ctx context.Context, preemptor, victim *corev1.Pod, node string) {
-	s.async(func() {
-		if err := s.evict(ctx, preemptor, victim, node); err != nil {
-			s.log.Info("preemption failed", "namespace", victim.Namespace, "name", victim.Name, "err", err)
-		}
-	})
-}
-
+// evict marks the victim DisruptionTarget=True (PreemptionByScheduler) and
+// deletes it.
 func (s *Scheduler) evict(ctx context.Context, preemptor, victim *corev1.Pod, node string) error {
 	cond := corev1.PodCondition{
 		Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: corev1.PodReasonPreemptionByScheduler,
