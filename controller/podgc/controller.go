@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
 	"github.com/batchlet/batchlet/controller/internal/periodic"
@@ -29,6 +30,8 @@ const (
 	DefaultTerminatedPodThreshold = 12500
 	DefaultPeriod                 = 20 * time.Second
 	DefaultQuarantine             = 40 * time.Second
+	// deleteWorkers: concurrent deletes of terminated pods in one pass.
+	deleteWorkers = 50
 )
 
 // Condition the pod GC puts on orphaned pods.
@@ -126,10 +129,12 @@ func (c *Controller) Pass(ctx context.Context) error {
 }
 
 func (c *Controller) apply(ctx context.Context, p plan) error {
-	var errs []error
-	for _, pod := range p.terminated {
-		errs = append(errs, c.deletePod(ctx, pod, "terminated"))
-	}
+	// As upstream: terminated pods are deleted by deleteWorkers at a time,
+	// since each delete waits for a durable write.
+	errs := make([]error, len(p.terminated))
+	workqueue.ParallelizeUntil(ctx, deleteWorkers, len(p.terminated), func(i int) {
+		errs[i] = c.deletePod(ctx, p.terminated[i], "terminated")
+	})
 	for _, pod := range p.orphaned {
 		if !c.nodeReallyGone(ctx, pod.Spec.NodeName) {
 			continue
