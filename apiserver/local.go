@@ -38,7 +38,10 @@ type ListerWatcher interface {
 // instead of each informer decoding the watch stream itself. With
 // metadataOnly the objects are *metav1.PartialObjectMetadata, as the
 // metadata client returns them. tweak, when set, edits the options of every
-// list and watch (like informers' TweakListOptions).
+// list and watch (like informers' TweakListOptions). The objects carry no
+// metadata.managedFields: like kube-controller-manager's informers, which
+// trim them, in-process informers have no use for them, and they are a
+// large part of a pod.
 func (s *Server) LocalListerWatcher(gvr schema.GroupVersionResource, namespace string, metadataOnly bool, tweak func(*metav1.ListOptions)) (ListerWatcher, error) {
 	res := s.resources[gvr]
 	if res == nil {
@@ -157,10 +160,13 @@ func (l *localListerWatcher) copyOf(kv storage.KeyValue, decoded runtime.Object)
 	}
 	if l.metadataOnly {
 		pm := partialMetadata(obj)
+		pm.ManagedFields = nil
 		pm.ObjectMeta = *pm.ObjectMeta.DeepCopy()
 		return pm, nil
 	}
-	return obj.DeepCopyObject(), nil
+	out := obj.DeepCopyObject()
+	accessor(out).SetManagedFields(nil)
+	return out, nil
 }
 
 // bookmark is a BOOKMARK event at rev, marking the end of the initial

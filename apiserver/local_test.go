@@ -17,7 +17,7 @@ func TestLocalListerWatcherInformers(t *testing.T) {
 	env := newTestEnv(t)
 	pods := env.client.CoreV1().Pods("default")
 	for _, name := range []string{"a", "b"} {
-		if _, err := pods.Create(env.ctx, testPod(name, "n1"), metav1.CreateOptions{}); err != nil {
+		if _, err := pods.Create(env.ctx, testPod(name, "n1"), metav1.CreateOptions{FieldManager: "tester"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -46,7 +46,7 @@ func TestLocalListerWatcherInformers(t *testing.T) {
 	label := func(value string) {
 		t.Helper()
 		patch := `{"metadata":{"labels":{"team":` + value + `}}}`
-		if _, err := pods.Patch(env.ctx, "b", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		if _, err := pods.Patch(env.ctx, "b", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "tester"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -59,6 +59,19 @@ func TestLocalListerWatcherInformers(t *testing.T) {
 		obj, ok, _ := partial.GetStore().GetByKey("default/b")
 		return ok && obj.(*metav1.PartialObjectMetadata).Labels["team"] == "x"
 	})
+	// Informers get no managedFields (as kube-controller-manager trims
+	// them); the API still serves them.
+	obj, _, _ := typed.GetStore().GetByKey("default/b")
+	pm, _, _ := partial.GetStore().GetByKey("default/b")
+	if mf := obj.(*corev1.Pod).ManagedFields; mf != nil {
+		t.Errorf("typed informer's pod has managedFields %v, want none", mf)
+	}
+	if mf := pm.(*metav1.PartialObjectMetadata).ManagedFields; mf != nil {
+		t.Errorf("metadata informer's pod has managedFields %v, want none", mf)
+	}
+	if got, err := pods.Get(env.ctx, "b", metav1.GetOptions{}); err != nil || len(got.ManagedFields) == 0 {
+		t.Errorf("GET pod b: managedFields %v (err %v), want the server's", got.ManagedFields, err)
+	}
 	label(`null`) // stops matching: DELETED
 	waitFor(t, func() bool { _, ok, _ := typed.GetStore().GetByKey("default/b"); return !ok })
 	if err := pods.Delete(env.ctx, "a", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {

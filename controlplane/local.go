@@ -47,7 +47,7 @@ var controllerKinds = []localKind{localPods, localJobs, localNodes}
 // start with the factory, so local names the kinds its users need. tweak
 // edits every list and watch, as informers.WithTweakListOptions does.
 func newTypedFactory(client kubernetes.Interface, src LocalSource, local []localKind, tweak func(*metav1.ListOptions)) (informers.SharedInformerFactory, error) {
-	var opts []informers.SharedInformerOption
+	opts := []informers.SharedInformerOption{informers.WithTransform(trimManagedFields)}
 	if tweak != nil {
 		opts = append(opts, informers.WithTweakListOptions(tweak))
 	}
@@ -65,6 +65,16 @@ func newTypedFactory(client kubernetes.Interface, src LocalSource, local []local
 		})
 	}
 	return f, nil
+}
+
+// trimManagedFields drops metadata.managedFields from informer objects, as
+// kube-controller-manager does: no controller reads them. It writes only
+// when there is something to drop, since local informers share objects.
+func trimManagedFields(obj any) (any, error) {
+	if m, ok := obj.(metav1.Object); ok && m.GetManagedFields() != nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
 }
 
 // newMetadataFactory is a metadata informer factory; with src, its
