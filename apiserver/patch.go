@@ -184,11 +184,24 @@ func patchFields(cur runtime.Object, patchMap map[string]interface{}) (runtime.O
 	return out.Interface().(runtime.Object), true
 }
 
-// patchStruct merges patch into the struct field and returns the result.
+// patchStruct merges patch into the struct field and returns the result:
+// field by field where the patch is plain (mergeStruct), else the whole
+// field through its unstructured form.
 func patchStruct(field reflect.Value, patch map[string]interface{}) (reflect.Value, bool) {
 	if field.Kind() != reflect.Struct {
 		return reflect.Value{}, false
 	}
+	nv := reflect.New(field.Type()).Elem()
+	nv.Set(field)
+	if mergeStruct(nv, patch) {
+		return nv, true
+	}
+	return patchConverted(field, patch)
+}
+
+// patchConverted merges patch into the struct field through its
+// unstructured form, as the strategic merge of the JSON does.
+func patchConverted(field reflect.Value, patch map[string]interface{}) (reflect.Value, bool) {
 	orig, err := runtime.DefaultUnstructuredConverter.ToUnstructured(field.Addr().Interface())
 	if err != nil {
 		return reflect.Value{}, false
