@@ -123,9 +123,9 @@ func (s *Server) validateCreate(res *registry.Resource, obj runtime.Object) fiel
 	}
 	var errs field.ErrorList
 	if om != nil {
+		// The same checks basicNameErrors makes (same name rule).
 		errs = append(errs, validation.ValidateObjectMeta(om, res.Namespaced, !res.NameIsLabel, field.NewPath("metadata"))...)
-	}
-	if len(errs) == 0 {
+	} else {
 		errs = append(errs, basicNameErrors(res, m)...)
 	}
 	if res.Validate != nil {
