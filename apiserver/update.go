@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
+	"github.com/batchlet/batchlet/apiserver/validation"
 	"github.com/batchlet/batchlet/storage"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -134,7 +135,7 @@ func (s *Server) prepareUpdate(res *registry.Resource, obj, cur runtime.Object, 
 			errs = res.ValidateUpdate(obj, cur)
 		}
 	}
-	errs = append(apivalidation.ValidateObjectMetaAccessorUpdate(nm, cm, field.NewPath("metadata")), errs...)
+	errs = append(apivalidation.ValidateObjectMetaAccessorUpdate(validation.UnchangedHidden(nm, cm), cm, field.NewPath("metadata")), errs...)
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(res.GVK().GroupKind(), cm.GetName(), errs)
 	}

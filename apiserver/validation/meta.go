@@ -1,6 +1,8 @@
 package validation
 
 import (
+	"maps"
+
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -21,7 +23,51 @@ func ValidateObjectMeta(meta *metav1.ObjectMeta, namespaced, nameIsDNSSubdomain 
 // namespace, uid, creationTimestamp, ... immutable; labels and annotations
 // valid).
 func ValidateObjectMetaUpdate(newMeta, oldMeta *metav1.ObjectMeta, fldPath *field.Path) field.ErrorList {
-	return apimachineryvalidation.ValidateObjectMetaUpdate(newMeta, oldMeta, fldPath)
+	return apimachineryvalidation.ValidateObjectMetaAccessorUpdate(UnchangedHidden(newMeta, oldMeta), oldMeta, fldPath)
+}
+
+// validateObjectMetaOfUpdate is ValidateObjectMeta of an update's new
+// metadata, skipping what UnchangedHidden hides.
+func validateObjectMetaOfUpdate(newMeta, oldMeta *metav1.ObjectMeta, namespaced, nameIsDNSSubdomain bool, fldPath *field.Path) field.ErrorList {
+	nameFn := apimachineryvalidation.NameIsDNSLabel
+	if nameIsDNSSubdomain {
+		nameFn = apimachineryvalidation.NameIsDNSSubdomain
+	}
+	return apimachineryvalidation.ValidateObjectMetaAccessor(UnchangedHidden(newMeta, oldMeta), namespaced, nameFn, fldPath)
+}
+
+// UnchangedHidden is newMeta for validating an update: labels and
+// annotations equal to the old object's read as empty. Every stored object
+// passed the same label and annotation checks on its way in (create and
+// update validate them, server-internal writes keep them), so checking them
+// again gives no error and costs a regexp per key on every status write.
+func UnchangedHidden(newMeta, oldMeta metav1.Object) metav1.Object {
+	hideLabels := maps.Equal(newMeta.GetLabels(), oldMeta.GetLabels())
+	hideAnnotations := maps.Equal(newMeta.GetAnnotations(), oldMeta.GetAnnotations())
+	if !hideLabels && !hideAnnotations {
+		return newMeta
+	}
+	return hiddenMeta{Object: newMeta, hideLabels: hideLabels, hideAnnotations: hideAnnotations}
+}
+
+// hiddenMeta reads as its Object but for the hidden labels/annotations.
+type hiddenMeta struct {
+	metav1.Object
+	hideLabels, hideAnnotations bool
+}
+
+func (m hiddenMeta) GetLabels() map[string]string {
+	if m.hideLabels {
+		return nil
+	}
+	return m.Object.GetLabels()
+}
+
+func (m hiddenMeta) GetAnnotations() map[string]string {
+	if m.hideAnnotations {
+		return nil
+	}
+	return m.Object.GetAnnotations()
 }
 
 // validateNonnegative mirrors ValidateNonnegativeField.

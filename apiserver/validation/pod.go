@@ -37,7 +37,8 @@ func ValidatePod(pod *corev1.Pod) field.ErrorList {
 // 1 may change.
 func ValidatePodUpdate(newPod, oldPod *corev1.Pod) field.ErrorList {
 	allErrs := ValidateObjectMetaUpdate(&newPod.ObjectMeta, &oldPod.ObjectMeta, field.NewPath("metadata"))
-	allErrs = append(allErrs, ValidatePod(newPod)...)
+	allErrs = append(allErrs, validateObjectMetaOfUpdate(&newPod.ObjectMeta, &oldPod.ObjectMeta, true, true, field.NewPath("metadata"))...)
+	allErrs = append(allErrs, ValidatePodSpec(&newPod.Spec, field.NewPath("spec"))...)
 	specPath := field.NewPath("spec")
 	errs, stop := validateContainerUpdates(newPod.Spec.Containers, oldPod.Spec.Containers, specPath.Child("containers"))
 	allErrs = append(allErrs, errs...)
