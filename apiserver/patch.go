@@ -55,7 +55,13 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info reques
 			return
 		}
 	}
-	out, err := s.updateObject(r.Context(), res, info.Namespace, info.Name, mode, isDryRun(r), func(cur runtime.Object) (runtime.Object, error) {
+	// applyPatch only reads cur, but the typed merge shares cur's unpatched
+	// parts with its result.
+	share := mayShare(r.Context(), mode)
+	out, err := s.updateReading(r.Context(), res, info.Namespace, info.Name, mode, isDryRun(r), func(cur runtime.Object) (runtime.Object, error) {
+		if !share {
+			cur = cur.DeepCopyObject()
+		}
 		return s.applyPatch(w, r, res, pt, patch, jp, cur)
 	})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/utils/ptr"
 	kjson "sigs.k8s.io/json"
@@ -178,5 +179,41 @@ func BenchmarkStrategicPatchObject(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A status patch reads the shared decoded copy of the current pod without
+// a private copy: the merge, the status strategy and validation must leave
+// that copy as it was, and the patch must still land.
+func TestStatusPatchLeavesSharedCopy(t *testing.T) {
+	env := newTestEnv(t)
+	pods := env.client.CoreV1().Pods("default")
+	pod := testPod("p", "n1")
+	pod.Finalizers = []string{"batch.kubernetes.io/job-tracking"}
+	created, err := pods.Create(env.ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := registry.Pods()
+	shared, _, err := env.srv.getShared(env.ctx, res, "default", "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := shared.DeepCopyObject()
+	patch := `{"metadata":{"uid":"` + string(created.UID) + `"},"status":{"phase":"Running","podIP":"10.1.0.1","conditions":[{"type":"Ready","status":"True","reason":null}],` +
+		`"containerStatuses":[{"name":"main","ready":true,"restartCount":0,"image":"busybox","imageID":"","state":{"running":{"startedAt":"2026-01-02T03:04:05Z"}}}]}}`
+	out, err := pods.Patch(env.ctx, "p", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status.Phase != corev1.PodRunning || out.Status.PodIP != "10.1.0.1" || len(out.Status.ContainerStatuses) != 1 ||
+		len(out.Status.Conditions) != 1 || out.Status.Conditions[0].Type != corev1.PodReady {
+		t.Fatalf("status not patched: %+v", out.Status)
+	}
+	if !equality.Semantic.DeepEqual(shared, before) {
+		t.Fatal("the status patch changed the shared copy of the current pod")
+	}
+	if out.Spec.Containers[0].Image != "busybox" || out.Finalizers[0] != "batch.kubernetes.io/job-tracking" {
+		t.Fatalf("unpatched parts lost: %+v", out)
 	}
 }

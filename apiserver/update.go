@@ -46,7 +46,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, info reque
 		s.writeError(w, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
 		return
 	}
-	out, err := s.updateObject(r.Context(), res, info.Namespace, info.Name, mode, isDryRun(r), func(runtime.Object) (runtime.Object, error) {
+	out, err := s.updateReading(r.Context(), res, info.Namespace, info.Name, mode, isDryRun(r), func(runtime.Object) (runtime.Object, error) {
 		return body.DeepCopyObject(), nil
 	})
 	if err != nil {
@@ -65,12 +65,22 @@ type mutateFunc func(cur runtime.Object) (runtime.Object, error)
 // The current object is the shared decoded copy of its version: it is only
 // read (mutate gets a deep copy) and never returned.
 func (s *Server) updateObject(ctx context.Context, res *registry.Resource, namespace, name string, mode updateMode, dryRun bool, mutate mutateFunc) (runtime.Object, error) {
+	return s.updateReading(ctx, res, namespace, name, mode, dryRun, func(cur runtime.Object) (runtime.Object, error) {
+		return mutate(cur.DeepCopyObject())
+	})
+}
+
+// updateReading is updateObject for a mutate that only reads the current
+// object (the shared copy) and returns a new one; it must not return cur
+// itself, and what it shares with cur must survive the strategy (see
+// mayShare).
+func (s *Server) updateReading(ctx context.Context, res *registry.Resource, namespace, name string, mode updateMode, dryRun bool, mutate mutateFunc) (runtime.Object, error) {
 	for attempt := 0; attempt < maxUpdateAttempts; attempt++ {
 		cur, kv, err := s.getShared(ctx, res, namespace, name)
 		if err != nil {
 			return nil, err
 		}
-		obj, err := mutate(cur.DeepCopyObject())
+		obj, err := mutate(cur)
 		if err != nil {
 			return nil, err
 		}
@@ -101,6 +111,15 @@ func (s *Server) updateObject(ctx context.Context, res *registry.Resource, names
 }
 
 var errRetry = errors.New("retry update")
+
+// mayShare: the new object of a status update may share parts with the
+// current (shared) one. Status strategies only put the old spec back and
+// status validation only reads; a main-resource update defaults in place
+// (pod spec, namespace labels), and the field manager rewrites the object.
+func mayShare(ctx context.Context, mode updateMode) bool {
+	manager, _ := ctx.Value(ctxFieldManager).(string)
+	return mode == modeStatus && manager == ""
+}
 
 // prepareUpdate keeps immutable metadata, applies the strategy and validates.
 func (s *Server) prepareUpdate(res *registry.Resource, obj, cur runtime.Object, mode updateMode) error {
