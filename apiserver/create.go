@@ -116,6 +116,24 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 }
 
 func (s *Server) validateCreate(res *registry.Resource, obj runtime.Object) field.ErrorList {
+	if res.ValidateChecksMeta {
+		// A pass of Validate includes the metadata checks below; only a
+		// failure needs them, to report what it always reported.
+		errs := res.Validate(obj)
+		if len(errs) == 0 {
+			return nil
+		}
+		return append(s.metaErrors(res, obj), errs...)
+	}
+	errs := s.metaErrors(res, obj)
+	if res.Validate != nil {
+		errs = append(errs, res.Validate(obj)...)
+	}
+	return errs
+}
+
+// metaErrors are the object-meta checks of a create.
+func (s *Server) metaErrors(res *registry.Resource, obj runtime.Object) field.ErrorList {
 	m := accessor(obj)
 	var om *metav1.ObjectMeta
 	if oma, ok := obj.(metav1.ObjectMetaAccessor); ok {
@@ -127,9 +145,6 @@ func (s *Server) validateCreate(res *registry.Resource, obj runtime.Object) fiel
 		errs = append(errs, validation.ValidateObjectMeta(om, res.Namespaced, !res.NameIsLabel, field.NewPath("metadata"))...)
 	} else {
 		errs = append(errs, basicNameErrors(res, m)...)
-	}
-	if res.Validate != nil {
-		errs = append(errs, res.Validate(obj)...)
 	}
 	return errs
 }

@@ -37,7 +37,8 @@ func Pods() *Resource {
 		PrepareForStatusUpdate: func(obj, old runtime.Object) {
 			obj.(*corev1.Pod).Spec = old.(*corev1.Pod).Spec
 		},
-		Validate: func(obj runtime.Object) field.ErrorList { return validation.ValidatePod(obj.(*corev1.Pod)) },
+		Validate:           func(obj runtime.Object) field.ErrorList { return validation.ValidatePod(obj.(*corev1.Pod)) },
+		ValidateChecksMeta: true,
 		ValidateUpdate: func(obj, old runtime.Object) field.ErrorList {
 			return validation.ValidatePodUpdate(obj.(*corev1.Pod), old.(*corev1.Pod))
 		},

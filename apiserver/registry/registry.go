@@ -41,8 +41,12 @@ type Resource struct {
 	// PrepareForStatusUpdate copies everything except status from old.
 	PrepareForStatusUpdate func(obj, old runtime.Object)
 	Validate               func(obj runtime.Object) field.ErrorList
-	ValidateUpdate         func(obj, old runtime.Object) field.ErrorList
-	ValidateStatusUpdate   func(obj, old runtime.Object) field.ErrorList
+	// ValidateChecksMeta: Validate begins with the object-meta checks create
+	// runs first (validation.ValidateObjectMeta with this resource's name
+	// rule), so a create it passes need not run them again.
+	ValidateChecksMeta   bool
+	ValidateUpdate       func(obj, old runtime.Object) field.ErrorList
+	ValidateStatusUpdate func(obj, old runtime.Object) field.ErrorList
 	// Fields returns the field-selector attributes beyond metadata.name and
 	// metadata.namespace, which are always supported.
 	Fields func(obj runtime.Object) fields.Set
