@@ -49,7 +49,9 @@ type Options struct {
 	// one started (default 64 MiB).
 	WALSegmentSize int64
 	// CompactInterval is how often the background compactor runs; 0 picks
-	// 1 minute, a negative value disables it.
+	// 10 seconds, a negative value disables it. The log holds each update's
+	// new and previous value, so at thousands of writes a second a minute
+	// of log is gigabytes of file (all of it mapped into memory).
 	CompactInterval time.Duration
 	// KeepRevisions is how many revisions of log the compactor keeps
 	// (default 50,000). Watches older than HistoryWindow but within this
@@ -86,7 +88,7 @@ func (o Options) withDefaults() Options {
 		o.WALSegmentSize = 64 << 20
 	}
 	if o.CompactInterval == 0 {
-		o.CompactInterval = time.Minute
+		o.CompactInterval = 10 * time.Second
 	}
 	if o.KeepRevisions <= 0 {
 		o.KeepRevisions = 50_000
