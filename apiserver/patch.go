@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
-	kjson "sigs.k8s.io/json"
 )
 
 func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info requestInfo, mode updateMode) {
@@ -110,23 +109,30 @@ func (s *Server) applyPatch(w http.ResponseWriter, r *http.Request, res *registr
 }
 
 // strategicPatchObject applies a strategic merge patch to cur's fields
-// directly (typed object to map and back, no JSON text in between). ok is
+// directly (typed object, the patch's JSON decoded piece by piece). ok is
 // false when the patch is not plain — it fails to apply, or names fields the
 // type does not have — and the JSON path must give the exact error or
 // warnings.
 func strategicPatchObject(res *registry.Resource, cur runtime.Object, patch []byte) (runtime.Object, bool) {
-	var patchMap map[string]interface{}
-	if strictErrs, err := kjson.UnmarshalStrict(patch, &patchMap); err != nil || len(strictErrs) > 0 || patchMap == nil {
+	top, ok := decodeRawObject(patch)
+	if !ok {
 		return nil, false // duplicate fields: the JSON path reports them
 	}
-	if tm, ok := patchMap["apiVersion"]; ok && tm != res.GroupVersion().String() {
+	if raw, ok := top["apiVersion"]; ok && !rawIsString(raw, res.GroupVersion().String()) {
 		return nil, false
 	}
-	if k, ok := patchMap["kind"]; ok && k != res.Kind {
+	if raw, ok := top["kind"]; ok && !rawIsString(raw, res.Kind) {
 		return nil, false
 	}
-	obj, ok := patchFields(cur, patchMap)
-	if !ok {
+	obj, out := patchFields(cur, top)
+	switch out {
+	case refuse:
+		return nil, false
+	case general:
+		patchMap, ok := decodeMap(patch)
+		if !ok {
+			return nil, false
+		}
 		if obj, ok = patchWhole(res, cur, patchMap); !ok {
 			return nil, false
 		}
@@ -156,51 +162,62 @@ func patchWhole(res *registry.Resource, cur runtime.Object, patchMap map[string]
 	return obj, true
 }
 
-// patchFields merges each top-level field patchMap names on its own, as
-// strategic merge does key by key: a status patch converts only the status
-// to a map and back, not the whole object. It takes only patches whose
-// top-level values are all objects (metadata, spec, status) and returns a
-// new object sharing cur's other fields; cur is left as it was.
-func patchFields(cur runtime.Object, patchMap map[string]interface{}) (runtime.Object, bool) {
+// patchFields merges each top-level field the patch names on its own, as
+// strategic merge does key by key: a status patch touches only the status,
+// not the whole object. It takes only patches whose top-level values are
+// all objects (metadata, spec, status) and returns a new object sharing
+// cur's other fields; cur is left as it was.
+func patchFields(cur runtime.Object, patch map[string]json.RawMessage) (runtime.Object, mergeOutcome) {
 	v := reflect.ValueOf(cur)
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
-		return nil, false
+		return nil, general
 	}
 	out := reflect.New(v.Elem().Type())
 	out.Elem().Set(v.Elem())
-	for key, p := range patchMap {
+	for key, raw := range patch {
 		if key == "apiVersion" || key == "kind" {
 			continue
 		}
-		sub, ok := p.(map[string]interface{})
-		if !ok || strings.HasPrefix(key, "$") {
-			return nil, false
+		if rawKind(raw) != '{' || strings.HasPrefix(key, "$") {
+			return nil, general
 		}
 		i, ok := jsonFieldIndex(out.Elem().Type(), key)
 		if !ok {
-			return nil, false
+			return nil, general
 		}
 		field := out.Elem().Field(i)
-		merged, ok := patchStruct(field, sub)
-		if !ok {
-			return nil, false
+		if field.Kind() != reflect.Struct {
+			return nil, general
 		}
-		field.Set(merged)
+		nv, ok := patchStruct(field, raw)
+		if !ok {
+			return nil, refuse
+		}
+		field.Set(nv)
 	}
-	return out.Interface().(runtime.Object), true
+	return out.Interface().(runtime.Object), merged
 }
 
-// patchStruct merges patch into the struct field and returns the result:
-// field by field where the patch is plain (mergeStruct), else the whole
-// field through its unstructured form.
-func patchStruct(field reflect.Value, patch map[string]interface{}) (reflect.Value, bool) {
-	if field.Kind() != reflect.Struct {
+// patchStruct merges the patch object raw into the struct field and returns
+// the result: field by field where the patch is plain (mergeStruct), else
+// the whole field through its unstructured form. false: the JSON path must
+// decide.
+func patchStruct(field reflect.Value, raw json.RawMessage) (reflect.Value, bool) {
+	sub, ok := decodeRawObject(raw)
+	if !ok {
 		return reflect.Value{}, false
 	}
 	nv := reflect.New(field.Type()).Elem()
 	nv.Set(field)
-	if mergeStruct(nv, patch) {
+	switch mergeStruct(nv, sub) {
+	case merged:
 		return nv, true
+	case refuse:
+		return reflect.Value{}, false
+	}
+	patch, ok := decodeMap(raw)
+	if !ok {
+		return reflect.Value{}, false
 	}
 	return patchConverted(field, patch)
 }

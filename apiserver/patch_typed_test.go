@@ -28,7 +28,7 @@ func richPod() *corev1.Pod {
 	pod.CreationTimestamp = start
 	pod.Labels = map[string]string{"a": "1", "b": "2"}
 	pod.Annotations = map[string]string{"batch.kubernetes.io/job-completion-index": "3"}
-	pod.Finalizers = []string{"batch.kubernetes.io/job-tracking", "other", "batch.kubernetes.io/job-tracking"}
+	pod.Finalizers = []string{"batch.kubernetes.io/job-tracking", "other"}
 	pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "j", UID: "ju", Controller: ptr.To(true)}}
 	pod.Spec.ActiveDeadlineSeconds = ptr.To[int64](30)
 	pod.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
@@ -102,6 +102,18 @@ func TestTypedStrategicPatchMatchesJSONPath(t *testing.T) {
 		"resource quantity":          `{"spec":{"containers":[{"name":"main","resources":{"limits":{"cpu":"500m","memory":"1Gi"}}}]}}`,
 		"rv as precondition":         `{"metadata":{"resourceVersion":"7"},"status":{"message":"x"}}`,
 		"empty objects":              `{"metadata":{},"status":{}}`,
+		"escaped strings":            `{"status":{"message":"a\"b\u00e9\n","reason":"R\\"}}`,
+		"invalid utf-8":              "{\"status\":{\"message\":\"a\xffb\"}}",
+		"pretty printed":             "{\n \"metadata\" : { \"labels\" : { \"a\" : null } ,\n \"finalizers\" : [ \"x\" ] },\n\t\"status\": {\"phase\" : \"Failed\", \"conditions\": [ ] , \"containerStatuses\" : [ {\"name\": \"main\" , \"restartCount\": 3 } ] } }",
+		"tolerations replaced":       `{"spec":{"tolerations":[{"key":"k","operator":"Exists"}]}}`,
+		"same conditions resent":     `{"status":{"conditions":[{"type":"PodScheduled","status":"True","reason":null},{"type":"Ready","status":"False","reason":"r","message":"m"}]}}`,
+		"conditions reordered":       `{"status":{"conditions":[{"type":"Ready","status":"False","reason":"r","message":"m"},{"type":"PodScheduled","status":"True"}]}}`,
+		"ips resent, one more":       `{"status":{"podIPs":[{"ip":"10.1.0.1"},{"ip":"fd00::1"}]}}`,
+		"ips, new one only":          `{"status":{"podIPs":[{"ip":"fd00::1"}],"hostIPs":[]}}`,
+		"condition added first":      `{"status":{"conditions":[{"type":"Initialized","status":"True","lastTransitionTime":"2026-01-02T03:04:05Z"},{"type":"Ready","status":"True","message":null}]}}`,
+		"condition into empty list":  `{"status":{"containerStatuses":null,"initContainerStatuses":[],"conditions":[]}}`,
+		"empty list replaces":        `{"status":{"containerStatuses":[]}}`,
+		"scalar for pointer time":    `{"status":{"startTime":"2026-02-02T03:04:05Z"}}`,
 	}
 	for name, patch := range patches {
 		t.Run(name, func(t *testing.T) {
@@ -124,21 +136,93 @@ func TestTypedStrategicPatchMatchesJSONPath(t *testing.T) {
 	}
 }
 
+// The Job controller's finalizer removal drops every occurrence, as
+// strategic merge's deleteFromPrimitiveList does.
+func TestTypedFinalizerRemovalDropsDuplicates(t *testing.T) {
+	cur := richPod()
+	cur.Finalizers = []string{"batch.kubernetes.io/job-tracking", "other", "batch.kubernetes.io/job-tracking"}
+	patch := `{"metadata":{"$deleteFromPrimitiveList/finalizers":["batch.kubernetes.io/job-tracking"]}}`
+	got, ok := strategicPatchObject(registry.Pods(), cur, []byte(patch))
+	if !ok {
+		t.Fatal("typed path refused the finalizer removal")
+	}
+	want := jsonPathPatch(t, cur, patch)
+	if fs := got.(*corev1.Pod).Finalizers; !equality.Semantic.DeepEqual(fs, want.Finalizers) || len(fs) != 1 || fs[0] != "other" {
+		t.Fatalf("finalizers %q, want %q", fs, want.Finalizers)
+	}
+}
+
+// Resending a keyed list the pod holds changes nothing, unless its keys
+// repeat (then the general merge decides, as for the JSON path).
+func TestTypedResentListWithRepeatedKeys(t *testing.T) {
+	cur := richPod()
+	cur.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}, {Type: corev1.PodReady, Status: corev1.ConditionFalse}}
+	patch := `{"status":{"conditions":[{"type":"Ready","status":"True"},{"type":"Ready","status":"False"}]}}`
+	got, ok := strategicPatchObject(registry.Pods(), cur, []byte(patch))
+	if !ok {
+		t.Fatal("typed path refused")
+	}
+	want := jsonPathPatch(t, cur, patch)
+	if !equality.Semantic.DeepEqual(got.(*corev1.Pod).Status.Conditions, want.Status.Conditions) {
+		t.Fatalf("conditions %+v, want %+v", got.(*corev1.Pod).Status.Conditions, want.Status.Conditions)
+	}
+}
+
+// Keyed lists (conditions by type) merge in the JSON path's order however
+// the patch names, skips, adds and reorders elements.
+func TestTypedKeyedListOrderMatchesJSONPath(t *testing.T) {
+	conds := func(types ...string) string {
+		out := ""
+		for i, c := range types {
+			if i > 0 {
+				out += ","
+			}
+			out += `{"type":"` + c + `","status":"True","reason":"p` + c + `"}`
+		}
+		return `{"status":{"conditions":[` + out + `]}}`
+	}
+	patches := []string{
+		conds(), conds("A"), conds("D", "A"), conds("C", "E", "A"), conds("E"), conds("E", "F"),
+		conds("B", "D"), conds("D", "C", "B", "A"), conds("E", "B", "F", "D"), conds("A", "B", "C", "D", "E"),
+	}
+	for _, patch := range patches {
+		cur := richPod()
+		cur.Status.Conditions = nil
+		for _, c := range []string{"A", "B", "C", "D"} {
+			cur.Status.Conditions = append(cur.Status.Conditions, corev1.PodCondition{Type: corev1.PodConditionType(c), Status: corev1.ConditionFalse, Message: "m" + c})
+		}
+		got, ok := strategicPatchObject(registry.Pods(), cur, []byte(patch))
+		if !ok {
+			t.Fatalf("%s: typed path refused", patch)
+		}
+		want := jsonPathPatch(t, cur, patch)
+		if !equality.Semantic.DeepEqual(got.(*corev1.Pod).Status.Conditions, want.Status.Conditions) {
+			t.Errorf("%s:\n got %+v\nwant %+v", patch, got.(*corev1.Pod).Status.Conditions, want.Status.Conditions)
+		}
+	}
+}
+
 // Patches the JSON path must answer (unknown or mistyped fields, at any
 // depth) are refused, so the client gets upstream's error.
 func TestTypedStrategicPatchRefusesWhatJSONPathReports(t *testing.T) {
 	res := registry.Pods()
 	for name, patch := range map[string]string{
-		"unknown status field":      `{"status":{"phaze":"Running"}}`,
-		"unknown nested field":      `{"status":{"containerStatuses":[{"name":"main","readdy":true}]}}`,
-		"unknown condition field":   `{"status":{"conditions":[{"type":"Ready","statuz":"True"}]}}`,
-		"unknown in nested struct":  `{"spec":{"securityContext":{"runAsUzer":5}}}`,
-		"string for int":            `{"spec":{"activeDeadlineSeconds":"60"}}`,
-		"int for string":            `{"status":{"phase":3}}`,
-		"unknown directive":         `{"metadata":{"$foo":1}}`,
-		"removal from non-list":     `{"metadata":{"$deleteFromPrimitiveList/name":["p"]}}`,
-		"removal, mixed types":      `{"metadata":{"$deleteFromPrimitiveList/finalizers":["other",1]}}`,
-		"removal from unknown list": `{"metadata":{"$deleteFromPrimitiveList/finalizerz":["other"]}}`,
+		"unknown status field":       `{"status":{"phaze":"Running"}}`,
+		"unknown nested field":       `{"status":{"containerStatuses":[{"name":"main","readdy":true}]}}`,
+		"unknown condition field":    `{"status":{"conditions":[{"type":"Ready","statuz":"True"}]}}`,
+		"unknown in nested struct":   `{"spec":{"securityContext":{"runAsUzer":5}}}`,
+		"string for int":             `{"spec":{"activeDeadlineSeconds":"60"}}`,
+		"int for string":             `{"status":{"phase":3}}`,
+		"unknown directive":          `{"metadata":{"$foo":1}}`,
+		"removal from non-list":      `{"metadata":{"$deleteFromPrimitiveList/name":["p"]}}`,
+		"removal, mixed types":       `{"metadata":{"$deleteFromPrimitiveList/finalizers":["other",1]}}`,
+		"removal from unknown list":  `{"metadata":{"$deleteFromPrimitiveList/finalizerz":["other"]}}`,
+		"directive in replaced list": `{"status":{"containerStatuses":[{"$patch":"replace","name":"main"}]}}`,
+		"condition without type":     `{"status":{"conditions":[{"status":"True"}]}}`,
+		"condition type not string":  `{"status":{"conditions":[{"type":5,"status":"True"}]}}`,
+		"int32 overflow":             `{"status":{"containerStatuses":[{"name":"main","restartCount":99999999999}]}}`,
+		"duplicate nested field":     `{"status":{"containerStatuses":[{"name":"main","name":"x"}]}}`,
+		"duplicate in object":        `{"metadata":{"labels":{"a":"1","a":"2"}}}`,
 	} {
 		cur := richPod()
 		if got, ok := strategicPatchObject(res, cur, []byte(patch)); ok {
@@ -215,5 +299,39 @@ func TestStatusPatchLeavesSharedCopy(t *testing.T) {
 	}
 	if out.Spec.Containers[0].Image != "busybox" || out.Finalizers[0] != "batch.kubernetes.io/job-tracking" {
 		t.Fatalf("unpatched parts lost: %+v", out)
+	}
+}
+
+// decodeRawObject splits valid JSON objects as the JSON decoder does, and
+// refuses what it cannot split exactly.
+func TestDecodeRawObject(t *testing.T) {
+	for _, in := range []string{
+		`{}`, ` { } `, `{"a":1}`, `{"a":-1.5e3,"b":true,"c":null,"d":"x"}`,
+		`{"a":{"b":[1,{"c":"}]"}],"d":"\"{"},"e":[],"f":{}}`,
+		"{\n\t\"a\" : [ 1 , 2 ] ,\r\n \"b\" : { \"c\" : \"d\\\\\" } \n}",
+		`{"a":"\u00e9\\","b":"x,y}"}`,
+	} {
+		got, ok := decodeRawObject([]byte(in))
+		if !ok {
+			t.Errorf("%s: refused", in)
+			continue
+		}
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: members %v, want %v", in, got, want)
+		}
+		for k, w := range want {
+			if !bytes.Equal(bytes.TrimSpace(got[k]), bytes.TrimSpace(w)) {
+				t.Errorf("%s: %s = %s, want %s", in, k, got[k], w)
+			}
+		}
+	}
+	for _, in := range []string{`[]`, `"a"`, `null`, `{"a":1,"a":2}`, `{"a\u0062":1}`, `{"a\"":1}`} {
+		if _, ok := decodeRawObject([]byte(in)); ok {
+			t.Errorf("%s: split, want refusal", in)
+		}
 	}
 }
