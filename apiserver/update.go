@@ -147,10 +147,14 @@ func (s *Server) prepareUpdate(res *registry.Resource, obj, cur runtime.Object, 
 		if res.PrepareForUpdate != nil {
 			res.PrepareForUpdate(obj, cur)
 		}
-		if res.HasSpec && specChanged(obj, cur) {
+		changed := res.HasSpec && specChanged(obj, cur)
+		if changed {
 			nm.SetGeneration(cm.GetGeneration() + 1)
 		}
-		if res.ValidateUpdate != nil {
+		switch {
+		case res.HasSpec && res.ValidateUpdateSpecKnown != nil:
+			errs = res.ValidateUpdateSpecKnown(obj, cur, !changed)
+		case res.ValidateUpdate != nil:
 			errs = res.ValidateUpdate(obj, cur)
 		}
 	}

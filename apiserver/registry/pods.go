@@ -42,6 +42,9 @@ func Pods() *Resource {
 		ValidateUpdate: func(obj, old runtime.Object) field.ErrorList {
 			return validation.ValidatePodUpdate(obj.(*corev1.Pod), old.(*corev1.Pod))
 		},
+		ValidateUpdateSpecKnown: func(obj, old runtime.Object, specEqual bool) field.ErrorList {
+			return validation.ValidatePodUpdateSpecKnown(obj.(*corev1.Pod), old.(*corev1.Pod), specEqual)
+		},
 		ValidateStatusUpdate: func(obj, old runtime.Object) field.ErrorList {
 			return validation.ValidatePodStatusUpdate(obj.(*corev1.Pod), old.(*corev1.Pod))
 		},

@@ -44,9 +44,12 @@ type Resource struct {
 	// ValidateChecksMeta: Validate begins with the object-meta checks create
 	// runs first (validation.ValidateObjectMeta with this resource's name
 	// rule), so a create it passes need not run them again.
-	ValidateChecksMeta   bool
-	ValidateUpdate       func(obj, old runtime.Object) field.ErrorList
-	ValidateStatusUpdate func(obj, old runtime.Object) field.ErrorList
+	ValidateChecksMeta bool
+	ValidateUpdate     func(obj, old runtime.Object) field.ErrorList
+	// ValidateUpdateSpecKnown, when set, replaces ValidateUpdate for a
+	// server that has already compared the specs (HasSpec).
+	ValidateUpdateSpecKnown func(obj, old runtime.Object, specEqual bool) field.ErrorList
+	ValidateStatusUpdate    func(obj, old runtime.Object) field.ErrorList
 	// Fields returns the field-selector attributes beyond metadata.name and
 	// metadata.namespace, which are always supported.
 	Fields func(obj runtime.Object) fields.Set

@@ -36,6 +36,13 @@ func ValidatePod(pod *corev1.Pod) field.ErrorList {
 // tolerations, removed scheduling gates and a negative grace period changed to
 // 1 may change.
 func ValidatePodUpdate(newPod, oldPod *corev1.Pod) field.ErrorList {
+	return ValidatePodUpdateSpecKnown(newPod, oldPod, apiequality.Semantic.DeepEqual(newPod.Spec, oldPod.Spec))
+}
+
+// ValidatePodUpdateSpecKnown is ValidatePodUpdate for a caller that has
+// already compared the specs (semantic equality): the server does, to bump
+// the generation, and need not walk the spec twice.
+func ValidatePodUpdateSpecKnown(newPod, oldPod *corev1.Pod, specEqual bool) field.ErrorList {
 	allErrs := ValidateObjectMetaUpdate(&newPod.ObjectMeta, &oldPod.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateObjectMetaOfUpdate(&newPod.ObjectMeta, &oldPod.ObjectMeta, true, true, field.NewPath("metadata"))...)
 	allErrs = append(allErrs, ValidatePodSpec(&newPod.Spec, field.NewPath("spec"))...)
@@ -57,7 +64,7 @@ func ValidatePodUpdate(newPod, oldPod *corev1.Pod) field.ErrorList {
 	}
 	allErrs = append(allErrs, validateOnlyAddedTolerations(newPod.Spec.Tolerations, oldPod.Spec.Tolerations, specPath.Child("tolerations"))...)
 	allErrs = append(allErrs, validateOnlyDeletedSchedulingGates(newPod.Spec.SchedulingGates, oldPod.Spec.SchedulingGates, specPath.Child("schedulingGates"))...)
-	if apiequality.Semantic.DeepEqual(newPod.Spec, oldPod.Spec) {
+	if specEqual {
 		return allErrs
 	}
 	munged := mungePodSpec(&newPod.Spec, &oldPod.Spec)
