@@ -117,13 +117,9 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 
 func (s *Server) validateCreate(res *registry.Resource, obj runtime.Object) field.ErrorList {
 	if res.ValidateChecksMeta {
-		// A pass of Validate includes the metadata checks below; only a
-		// failure needs them, to report what it always reported.
-		errs := res.Validate(obj)
-		if len(errs) == 0 {
-			return nil
-		}
-		return append(s.metaErrors(res, obj), errs...)
+		// Validate makes the metadata checks itself; as upstream's
+		// BeforeCreate, its errors are the answer, each listed once.
+		return res.Validate(obj)
 	}
 	errs := s.metaErrors(res, obj)
 	if res.Validate != nil {

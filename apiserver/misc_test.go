@@ -370,3 +370,27 @@ func TestAggregatedDiscovery(t *testing.T) {
 		}
 	}
 }
+
+// An invalid pod lists each problem once, as upstream's BeforeCreate does
+// (the pod's validation makes the metadata checks itself).
+func TestInvalidPodCausesListedOnce(t *testing.T) {
+	e := newTestEnv(t)
+	pod := testPod("Bad_Name", "")
+	pod.Labels = map[string]string{"bad key!": "v"}
+	_, err := e.client.CoreV1().Pods("default").Create(e.ctx, pod, metav1.CreateOptions{})
+	var se *apierrors.StatusError
+	if !apierrors.IsInvalid(err) || !errorsAs(err, &se) || se.ErrStatus.Details == nil {
+		t.Fatalf("invalid pod: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, c := range se.ErrStatus.Details.Causes {
+		k := c.Field + "|" + c.Message
+		if seen[k] {
+			t.Errorf("cause listed twice: %s: %s", c.Field, c.Message)
+		}
+		seen[k] = true
+	}
+	if !seen["metadata.name|Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"] {
+		t.Errorf("causes %+v lack the metadata.name error", se.ErrStatus.Details.Causes)
+	}
+}
