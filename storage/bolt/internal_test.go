@@ -111,3 +111,87 @@ func TestCompactTarget(t *testing.T) {
 		})
 	}
 }
+
+// TestRecentKeysAnswerAsBboltDoes: once checkpointed, a key's state is
+// served from the recent keys, which must say what bbolt says: the
+// newest value, a delete as absent, and nothing for a key evicted.
+func TestRecentKeysAnswerAsBboltDoes(t *testing.T) {
+	o := newOverlay()
+	o.recent = newRecentKeys(2)
+	evs := sampleEvents()
+	o.install(evs[:2]) // /k created, then updated to v2
+	o.checkpointed(2)
+	if len(o.keys) != 0 {
+		t.Fatalf("checkpointed keys still pending: %v", o.keys)
+	}
+	kv, found := o.get("/k")
+	if !found || kv == nil || string(kv.Value) != "v2" || kv.ModRevision != 6 {
+		t.Fatalf("get /k after checkpoint = %+v, %v; want v2 at 6", kv, found)
+	}
+	o.install(evs[2:3]) // /k deleted, not yet checkpointed
+	if kv, found := o.get("/k"); !found || kv != nil {
+		t.Fatalf("get /k deleted in the WAL = %+v, %v; want deleted", kv, found)
+	}
+	o.checkpointed(1)
+	if kv, found := o.get("/k"); !found || kv != nil {
+		t.Fatalf("get /k deleted and checkpointed = %+v, %v; want deleted", kv, found)
+	}
+	o.install([]storage.Event{
+		{Type: storage.EventCreated, KV: storage.KeyValue{Key: "/a", Value: []byte("a"), CreateRevision: 9, ModRevision: 9}},
+		{Type: storage.EventCreated, KV: storage.KeyValue{Key: "/b", Value: []byte("b"), CreateRevision: 10, ModRevision: 10}},
+	})
+	o.checkpointed(2)
+	if _, found := o.get("/k"); found {
+		t.Fatal("/k still answered after two newer keys filled a recent set of 2")
+	}
+	if kv, found := o.get("/b"); !found || string(kv.Value) != "b" {
+		t.Fatalf("get /b = %+v, %v; want b", kv, found)
+	}
+}
+
+// TestGetRemembersOnlyCurrentReads: a value read from bbolt is kept among
+// the recent keys only if no checkpoint ran since the read began, so a
+// stale read can never shadow a newer write.
+func TestGetRemembersOnlyCurrentReads(t *testing.T) {
+	b, err := Open(filepath.Join(t.TempDir(), "x.db"), Options{NoSync: true, CompactInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = b.Close() }()
+	ctx := t.Context()
+	if _, err := b.Create(ctx, "/ns", []byte("v1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	b.ov.recent = newRecentKeys(4) // as if /ns had been evicted
+	kv, err := b.Get(ctx, "/ns")
+	if err != nil || string(kv.Value) != "v1" {
+		t.Fatalf("get /ns = %q, %v; want v1", kv.Value, err)
+	}
+	if e, ok := b.ov.recent.items["/ns"]; !ok || string(e.kv.Value) != "v1" {
+		t.Fatalf("read of /ns not remembered: %+v, %v", e, ok)
+	}
+	kv.Value[0] = 'X' // the caller's copy is its own
+	if got, _ := b.Get(ctx, "/ns"); string(got.Value) != "v1" {
+		t.Fatalf("caller's change reached the store: %q", got.Value)
+	}
+	b.ov.recent = newRecentKeys(4)
+	stale := storage.KeyValue{Key: "/ns", Value: []byte("v1"), CreateRevision: 1, ModRevision: 1}
+	gen := b.ov.generation
+	if _, err := b.Update(ctx, "/ns", []byte("v2"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	b.ov.recent = newRecentKeys(4)
+	b.remember(stale, gen)
+	if _, ok := b.ov.recent.items["/ns"]; ok {
+		t.Fatal("a read from before a checkpoint was remembered")
+	}
+	if got, _ := b.Get(ctx, "/ns"); string(got.Value) != "v2" {
+		t.Fatalf("get /ns = %q; want v2", got.Value)
+	}
+}

@@ -6,12 +6,25 @@ import (
 	"github.com/batchlet/batchlet/storage"
 )
 
+// recentSize is how many checkpointed keys the overlay keeps answering
+// for: an object is typically read for its next update within a second or
+// two of its last write (a pod is bound, started and finished in quick
+// succession), and serving that read from memory saves a bbolt read
+// transaction per update.
+const recentSize = 8192
+
 // overlay holds the writes that are durable in the WAL but not yet
 // checkpointed into bbolt: the latest state of each such key and the
-// events in revision order. Backend.mu guards it.
+// events in revision order. It also remembers the state of the keys
+// checkpointed most recently, which is what bbolt holds for them as long
+// as no newer write is in keys. Backend.mu guards it.
 type overlay struct {
 	keys    map[string]ovEntry
 	pending []storage.Event // ascending revisions, all above the bbolt revision
+	recent  recentKeys
+	// generation counts checkpoints: a value read from bbolt at one
+	// generation is current while the generation has not moved.
+	generation uint64
 }
 
 // ovEntry is a key's latest state; kv.ModRevision is the revision of the
@@ -21,12 +34,17 @@ type ovEntry struct {
 	deleted bool
 }
 
-func newOverlay() *overlay { return &overlay{keys: map[string]ovEntry{}} }
+func newOverlay() *overlay {
+	return &overlay{keys: map[string]ovEntry{}, recent: newRecentKeys(recentSize)}
+}
 
 // get returns the key's state: found reports whether the overlay knows the
-// key; kv is nil when it was deleted.
+// key (pending or recently checkpointed); kv is nil when it was deleted.
 func (o *overlay) get(key string) (kv *storage.KeyValue, found bool) {
 	e, ok := o.keys[key]
+	if !ok {
+		e, ok = o.recent.items[key]
+	}
 	if !ok {
 		return nil, false
 	}
@@ -45,17 +63,48 @@ func (o *overlay) install(events []storage.Event) {
 	o.pending = append(o.pending, events...)
 }
 
-// checkpointed forgets the first n pending events, now in bbolt, and the
-// keys whose latest change is among them.
+// checkpointed forgets the first n pending events, now in bbolt, and moves
+// the keys whose latest change is among them to the recent ones.
 func (o *overlay) checkpointed(n int) {
 	done := o.pending[:n]
 	last := done[n-1].KV.ModRevision
 	for _, ev := range done {
 		if e, ok := o.keys[ev.KV.Key]; ok && e.kv.ModRevision <= last {
 			delete(o.keys, ev.KV.Key)
+			o.recent.put(ev.KV.Key, e)
 		}
 	}
 	o.pending = o.pending[n:]
+	o.generation++
+}
+
+// recentKeys is a fixed number of keys with their checkpointed state; the
+// oldest one inserted makes room for a new one.
+type recentKeys struct {
+	items map[string]ovEntry
+	ring  []string // keys in insertion order, each once
+	next  int
+}
+
+func newRecentKeys(size int) recentKeys {
+	return recentKeys{items: make(map[string]ovEntry, size), ring: make([]string, size)}
+}
+
+// put records key's state as checkpointed. A deleted key keeps no value.
+func (r *recentKeys) put(key string, e ovEntry) {
+	if e.deleted {
+		e.kv.Value = nil
+	}
+	if _, ok := r.items[key]; ok {
+		r.items[key] = e
+		return
+	}
+	if old := r.ring[r.next]; old != "" {
+		delete(r.items, old)
+	}
+	r.ring[r.next] = key
+	r.next = (r.next + 1) % len(r.ring)
+	r.items[key] = e
 }
 
 // under returns the states of the keys under prefix and after after, as

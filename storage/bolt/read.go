@@ -20,6 +20,7 @@ func (b *Backend) Get(ctx context.Context, key string) (storage.KeyValue, error)
 	b.stats.reads.Add(1)
 	b.mu.RLock()
 	kv, found := b.ov.get(key)
+	gen := b.ov.generation
 	b.mu.RUnlock()
 	if found {
 		if kv == nil {
@@ -40,7 +41,26 @@ func (b *Backend) Get(ctx context.Context, key string) (storage.KeyValue, error)
 		out.Value = cloneBytes(out.Value)
 		return err
 	})
-	return out, mapErr(err)
+	if err != nil {
+		return out, mapErr(err)
+	}
+	b.remember(out, gen)
+	return out, nil
+}
+
+// remember keeps kv, read from bbolt while the overlay was at generation
+// gen, among the recent keys, so that keys read often but rarely written
+// (a namespace, checked on every create) are served from memory too. It
+// does so only if no checkpoint has changed bbolt since and no newer write
+// is pending: then kv is still what bbolt holds.
+func (b *Backend) remember(kv storage.KeyValue, gen uint64) {
+	kv.Value = cloneBytes(kv.Value) // the caller owns the returned copy
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, pending := b.ov.keys[kv.Key]; pending || b.ov.generation != gen {
+		return
+	}
+	b.ov.recent.put(kv.Key, ovEntry{kv: kv})
 }
 
 // List returns the keys under prefix in key order, as of opts.Revision when
