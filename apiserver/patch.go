@@ -244,8 +244,13 @@ func patchConverted(field reflect.Value, patch map[string]interface{}) (reflect.
 	return nv.Elem(), true
 }
 
-// jsonFieldIndex finds the field of struct type t serialised as name.
+// jsonFieldIndex finds the field of struct type t serialised as name. An
+// empty or "-" name is no field's (inline and skipped fields have those
+// tags).
 func jsonFieldIndex(t reflect.Type, name string) (int, bool) {
+	if name == "" || name == "-" {
+		return 0, false
+	}
 	for i := 0; i < t.NumField(); i++ {
 		tag, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
 		if tag == name {
