@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -63,7 +62,11 @@ func negotiate(r *http.Request) (outputFormat, error) {
 // encoding for a single object (client-go's typed clients configured for
 // it, like the embedded control plane's, send it first in Accept).
 func wantsProtobuf(r *http.Request) bool {
-	for _, clause := range strings.Split(r.Header.Get("Accept"), ",") {
+	accept := r.Header.Get("Accept")
+	if accept == runtime.ContentTypeProtobuf || strings.HasPrefix(accept, runtime.ContentTypeProtobuf+",") {
+		return true // what the in-process clients send: no parsing per request
+	}
+	for _, clause := range strings.Split(accept, ",") {
 		mt, params, err := mime.ParseMediaType(strings.TrimSpace(clause))
 		if err != nil {
 			continue
@@ -85,14 +88,45 @@ func (s *Server) writeProtobuf(w http.ResponseWriter, code int, obj runtime.Obje
 	if _, ok := obj.(interface{ Marshal() ([]byte, error) }); !ok || obj.GetObjectKind().GroupVersionKind().Empty() {
 		return false
 	}
-	var buf bytes.Buffer
-	if err := s.protobuf.Encode(obj, &buf); err != nil {
+	var enc encodedBody
+	if err := s.protobuf.Encode(obj, &enc); err != nil {
 		return false
 	}
 	w.Header().Set("Content-Type", runtime.ContentTypeProtobuf)
 	w.WriteHeader(code)
-	_, _ = w.Write(buf.Bytes())
+	writeOwned(w, enc.data)
 	return true
+}
+
+// encodedBody receives the protobuf serializer's output, which it writes
+// at once from a buffer of its own making: kept as is, not copied.
+type encodedBody struct{ data []byte }
+
+func (e *encodedBody) Write(b []byte) (int, error) {
+	if e.data == nil {
+		e.data = b
+		return len(b), nil
+	}
+	e.data = append(e.data, b...)
+	return len(b), nil
+}
+
+// writeOwned writes a whole answer that nothing else refers to: the
+// in-process transport's buffer takes it without copying it.
+func writeOwned(w http.ResponseWriter, b []byte) {
+	for {
+		switch t := w.(type) {
+		case *statusRecorder:
+			w = t.ResponseWriter
+			continue
+		case *bufferedResponseWriter:
+			if t.adopt(b) {
+				return
+			}
+		}
+		break
+	}
+	_, _ = w.Write(b)
 }
 
 // readBody reads the request body within the configured limit.
@@ -104,7 +138,7 @@ func (s *Server) readBody(r *http.Request) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, errTooLarge(limit)
 	}
-	data, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	data, err := readAllSized(io.LimitReader(r.Body, limit+1), r.ContentLength)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("read request body: %v", err))
 	}
@@ -112,6 +146,28 @@ func (s *Server) readBody(r *http.Request) ([]byte, error) {
 		return nil, errTooLarge(limit)
 	}
 	return data, nil
+}
+
+// readAllSized is io.ReadAll for a body of a known length (n, -1 when
+// unknown): one buffer of the right size instead of a growing one.
+func readAllSized(r io.Reader, n int64) ([]byte, error) {
+	if n <= 0 {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, n+1) // +1: a body longer than announced shows
+	read := 0
+	for read < len(buf) {
+		m, err := r.Read(buf[read:])
+		read += m
+		if err == io.EOF {
+			return buf[:read], nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	rest, err := io.ReadAll(r)
+	return append(buf, rest...), err
 }
 
 // toJSON converts a YAML body to JSON when the content type says YAML.

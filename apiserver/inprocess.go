@@ -116,6 +116,17 @@ func (w *bufferedResponseWriter) Write(b []byte) (int, error) {
 	return w.body.Write(b)
 }
 
+// adopt makes b, which nothing else refers to, the whole body, if nothing
+// was written yet.
+func (w *bufferedResponseWriter) adopt(b []byte) bool {
+	if w.body.Len() > 0 {
+		return false
+	}
+	w.WriteHeader(http.StatusOK)
+	w.body = *bytes.NewBuffer(b)
+	return true
+}
+
 // Flush is a no-op: the answer goes out when the handler returns.
 func (w *bufferedResponseWriter) Flush() {}
 

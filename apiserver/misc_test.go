@@ -394,3 +394,39 @@ func TestInvalidPodCausesListedOnce(t *testing.T) {
 		t.Errorf("causes %+v lack the metadata.name error", se.ErrStatus.Details.Causes)
 	}
 }
+
+// TestBindingLeavesSharedVersionAlone: a binding builds the bound pod from
+// the shared decoded copy of the current version, which watches and later
+// reads of that version still get: it must not change.
+func TestBindingLeavesSharedVersionAlone(t *testing.T) {
+	e := newTestEnv(t)
+	pods := e.client.CoreV1().Pods("default")
+	p := testPod("p", "")
+	p.Annotations = map[string]string{"a": "1"}
+	created, err := pods.Create(e.ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable"}}
+	if created, err = pods.UpdateStatus(e.ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res := e.srv.resource("", "v1", "pods")
+	before, _, err := e.srv.getShared(e.ctx, res, "default", "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "p", Annotations: map[string]string{"b": "2"}}, Target: corev1.ObjectReference{Kind: "Node", Name: "n1"}}
+	if err := pods.Bind(e.ctx, b, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("bind: %v", err)
+	}
+	shared := before.(*corev1.Pod)
+	if shared.Spec.NodeName != "" || len(shared.Annotations) != 1 || shared.Status.Conditions[0].Status != corev1.ConditionFalse {
+		t.Fatalf("binding changed the shared version %s: node %q annotations %v conditions %+v",
+			created.ResourceVersion, shared.Spec.NodeName, shared.Annotations, shared.Status.Conditions)
+	}
+	got, err := pods.Get(e.ctx, "p", metav1.GetOptions{})
+	if err != nil || got.Spec.NodeName != "n1" || got.Annotations["a"] != "1" || got.Annotations["b"] != "2" || !hasPodCondition(got, corev1.PodScheduled, "") {
+		t.Fatalf("bound pod: node %q annotations %v conditions %+v, %v", got.Spec.NodeName, got.Annotations, got.Status.Conditions, err)
+	}
+}

@@ -2,7 +2,9 @@ package apiserver
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -25,8 +27,8 @@ func (s *Server) handleBinding(w http.ResponseWriter, r *http.Request, info requ
 			field.ErrorList{field.Required(field.NewPath("target", "name"), "")}))
 		return
 	}
-	_, err := s.updateObject(r.Context(), info.Res, info.Namespace, info.Name, modeRaw, isDryRun(r), func(cur runtime.Object) (runtime.Object, error) {
-		pod := cur.(*corev1.Pod)
+	_, err := s.updateReading(r.Context(), info.Res, info.Namespace, info.Name, modeRaw, isDryRun(r), func(cur runtime.Object) (runtime.Object, error) {
+		pod := boundCopy(cur.(*corev1.Pod), len(b.Annotations) > 0)
 		if b.UID != "" && b.UID != pod.UID {
 			return nil, uidPreconditionFailed(info.Res.GroupResource(), pod.Name, b.UID, pod.UID)
 		}
@@ -52,6 +54,19 @@ func (s *Server) handleBinding(w http.ResponseWriter, r *http.Request, info requ
 		return
 	}
 	writeJSON(w, http.StatusCreated, successStatus(http.StatusCreated, nil))
+}
+
+// boundCopy is what a binding may change of the shared current pod: the
+// pod and its spec, status conditions and (withAnnotations) annotations are
+// its own, the rest is shared and only read (a raw write runs no strategy;
+// it encodes the pod and stores it).
+func boundCopy(cur *corev1.Pod, withAnnotations bool) *corev1.Pod {
+	pod := *cur
+	pod.Status.Conditions = slices.Clone(cur.Status.Conditions)
+	if withAnnotations {
+		pod.Annotations = maps.Clone(cur.Annotations)
+	}
+	return &pod
 }
 
 func setPodCondition(pod *corev1.Pod, c corev1.PodCondition) {
