@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"sync"
 
@@ -83,14 +84,29 @@ func decodeStored(r *registry.Resource, value []byte, rev int64) (runtime.Object
 	return obj, nil
 }
 
-// encodeProtobuf wraps obj's protobuf bytes in the envelope.
+// encodeProtobuf wraps obj's protobuf bytes in the envelope. Generated
+// types marshal straight into the envelope's buffer (one allocation, as
+// the protobuf serializer does it), others through their Marshal.
 func encodeProtobuf(obj runtime.Object) ([]byte, error) {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	unk := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind}}
+	if m, ok := obj.(runtime.ProtobufMarshaller); ok {
+		size := uint64(m.Size())
+		// The raw field: its tag, its length as a varint, its bytes.
+		envSize := unk.Size() + 1 + (bits.Len64(size|1)+6)/7 + int(size)
+		data := make([]byte, len(protobufMagic)+envSize)
+		n, err := unk.NestedMarshalTo(data[len(protobufMagic):], m, size)
+		if err != nil {
+			return nil, err
+		}
+		copy(data, protobufMagic)
+		return data[:len(protobufMagic)+n], nil
+	}
 	raw, err := obj.(protoMessage).Marshal()
 	if err != nil {
 		return nil, err
 	}
-	gvk := obj.GetObjectKind().GroupVersionKind()
-	unk := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind}, Raw: raw}
+	unk.Raw = raw
 	env, err := unk.Marshal()
 	if err != nil {
 		return nil, err
