@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"reflect"
 	"strconv"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -164,9 +166,31 @@ func (l *localListerWatcher) copyOf(kv storage.KeyValue, decoded runtime.Object)
 		pm.ObjectMeta = *pm.ObjectMeta.DeepCopy()
 		return pm, nil
 	}
-	out := obj.DeepCopyObject()
-	accessor(out).SetManagedFields(nil)
-	return out, nil
+	return copyWithoutManagedFields(obj), nil
+}
+
+// copyWithoutManagedFields deep-copies obj less its managedFields, which
+// are a large part of an object (a pod's are several KB) and would only be
+// dropped from the copy: a shallow copy without them is what gets
+// deep-copied.
+func copyWithoutManagedFields(obj runtime.Object) runtime.Object {
+	if pod, ok := obj.(*corev1.Pod); ok { // the bulk of local watch events
+		shallow := *pod
+		shallow.ManagedFields = nil
+		return shallow.DeepCopy()
+	}
+	if _, ok := obj.(metav1.ObjectMetaAccessor); !ok {
+		// Not a struct embedding its ObjectMeta (unstructured keeps it in
+		// a map a shallow copy would share): copy all, then drop them.
+		out := obj.DeepCopyObject()
+		accessor(out).SetManagedFields(nil)
+		return out
+	}
+	shallow := reflect.New(reflect.TypeOf(obj).Elem())
+	shallow.Elem().Set(reflect.ValueOf(obj).Elem())
+	sobj := shallow.Interface().(runtime.Object)
+	accessor(sobj).SetManagedFields(nil)
+	return sobj.DeepCopyObject()
 }
 
 // bookmark is a BOOKMARK event at rev, marking the end of the initial

@@ -5,7 +5,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 )
@@ -88,5 +91,40 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 10s")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestCopyWithoutManagedFields: the informers' copy is the object less its
+// managedFields, and leaves the original (the server's shared copy) whole.
+func TestCopyWithoutManagedFields(t *testing.T) {
+	mf := []metav1.ManagedFieldsEntry{{Manager: "m", Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: metav1.NewFieldsV1(`{"f:spec":{}}`)}}
+	pod := testPod("p", "n1")
+	pod.ManagedFields = mf
+	job := testJob("j")
+	job.ManagedFields = mf
+	u := &unstructured.Unstructured{}
+	u.SetName("u")
+	u.SetManagedFields(mf)
+	for _, obj := range []runtime.Object{pod, job, u} {
+		accessor(obj).SetLabels(map[string]string{"x": "1"})
+		orig := obj.DeepCopyObject()
+		out := copyWithoutManagedFields(obj)
+		if !apiequality.Semantic.DeepEqual(obj, orig) {
+			t.Fatalf("%T: the original changed", obj)
+		}
+		if got := accessor(out).GetManagedFields(); got != nil {
+			t.Fatalf("%T: copy keeps managedFields %v", obj, got)
+		}
+		want := orig.DeepCopyObject()
+		accessor(want).SetManagedFields(nil)
+		if !apiequality.Semantic.DeepEqual(out, want) {
+			t.Fatalf("%T: copy %+v, want %+v", obj, out, want)
+		}
+		if l := accessor(out).GetLabels(); l != nil {
+			l["x"] = "2" // a typed object's own map: changed in place
+		}
+		if accessor(obj).GetLabels()["x"] != "1" {
+			t.Fatalf("%T: the copy shares labels with the original", obj)
+		}
 	}
 }
