@@ -195,3 +195,46 @@ func TestGetRemembersOnlyCurrentReads(t *testing.T) {
 		t.Fatalf("get /ns = %q; want v2", got.Value)
 	}
 }
+
+// TestOwnedWritesAndSharedReads: a handed-over value is stored as given
+// and read back shared, while Get's copy stays the caller's own.
+func TestOwnedWritesAndSharedReads(t *testing.T) {
+	b, err := Open(filepath.Join(t.TempDir(), "x.db"), Options{NoSync: true, CompactInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = b.Close() }()
+	ctx := t.Context()
+	rev, err := b.CreateOwned(ctx, "/o", []byte("v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.CreateOwned(ctx, "/o", []byte("again")); err != storage.ErrExists {
+		t.Fatalf("second create: %v, want ErrExists", err)
+	}
+	if _, err := b.UpdateOwned(ctx, "/o", []byte("v2"), rev+10); err != storage.ErrConflict {
+		t.Fatalf("update at a wrong revision: %v, want ErrConflict", err)
+	}
+	if _, err := b.UpdateOwned(ctx, "/o", []byte("v2"), rev); err != nil {
+		t.Fatal(err)
+	}
+	for _, checkpoint := range []bool{false, true} {
+		if checkpoint {
+			if err := b.Checkpoint(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		shared, err := b.GetShared(ctx, "/o")
+		if err != nil || string(shared.Value) != "v2" {
+			t.Fatalf("checkpointed %v: GetShared = %q, %v; want v2", checkpoint, shared.Value, err)
+		}
+		own, _ := b.Get(ctx, "/o")
+		own.Value[0] = 'X'
+		if again, _ := b.GetShared(ctx, "/o"); string(again.Value) != "v2" {
+			t.Fatalf("checkpointed %v: a change to Get's copy reached the store: %q", checkpoint, again.Value)
+		}
+	}
+	if _, err := b.GetShared(ctx, "/missing"); err != storage.ErrNotFound {
+		t.Fatalf("GetShared of a missing key: %v, want ErrNotFound", err)
+	}
+}

@@ -14,6 +14,17 @@ import (
 
 // Get returns the current value of key.
 func (b *Backend) Get(ctx context.Context, key string) (storage.KeyValue, error) {
+	kv, err := b.GetShared(ctx, key)
+	if err != nil {
+		return kv, err
+	}
+	kv.Value = cloneBytes(kv.Value)
+	return kv, nil
+}
+
+// GetShared is Get for a caller that only reads the value: it may be the
+// store's own (shared with watch events), so it must not be changed.
+func (b *Backend) GetShared(ctx context.Context, key string) (storage.KeyValue, error) {
 	if err := b.readable(ctx); err != nil {
 		return storage.KeyValue{}, err
 	}
@@ -26,9 +37,7 @@ func (b *Backend) Get(ctx context.Context, key string) (storage.KeyValue, error)
 		if kv == nil {
 			return storage.KeyValue{}, storage.ErrNotFound
 		}
-		out := *kv
-		out.Value = cloneBytes(out.Value)
-		return out, nil
+		return *kv, nil
 	}
 	var out storage.KeyValue
 	err := b.db.View(func(tx *bbolt.Tx) error {
@@ -54,7 +63,6 @@ func (b *Backend) Get(ctx context.Context, key string) (storage.KeyValue, error)
 // does so only if no checkpoint has changed bbolt since and no newer write
 // is pending: then kv is still what bbolt holds.
 func (b *Backend) remember(kv storage.KeyValue, gen uint64) {
-	kv.Value = cloneBytes(kv.Value) // the caller owns the returned copy
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if _, pending := b.ov.keys[kv.Key]; pending || b.ov.generation != gen {

@@ -45,6 +45,20 @@ func (b *Backend) Update(ctx context.Context, key string, value []byte, expected
 	return res.rev, res.err
 }
 
+// CreateOwned is Create for a caller that hands value over: the store
+// keeps it without copying it, and the caller must not change it after.
+func (b *Backend) CreateOwned(ctx context.Context, key string, value []byte) (int64, error) {
+	res := b.submitOwned(ctx, &request{op: opCreate, key: key, value: value})
+	return res.rev, res.err
+}
+
+// UpdateOwned is Update for a caller that hands value over, as for
+// CreateOwned.
+func (b *Backend) UpdateOwned(ctx context.Context, key string, value []byte, expectedRev int64) (int64, error) {
+	res := b.submitOwned(ctx, &request{op: opUpdate, key: key, value: value, expectedRev: expectedRev})
+	return res.rev, res.err
+}
+
 // Delete removes the key when its ModRevision is expectedRev (0:
 // unconditionally) and returns the revision of the delete and the last value.
 func (b *Backend) Delete(ctx context.Context, key string, expectedRev int64) (int64, storage.KeyValue, error) {
@@ -55,11 +69,16 @@ func (b *Backend) Delete(ctx context.Context, key string, expectedRev int64) (in
 // submit queues the write and waits for its commit. Once queued, a write is
 // applied even if ctx ends, so the caller always learns its outcome.
 func (b *Backend) submit(ctx context.Context, r *request) result {
-	if err := ctx.Err(); err != nil {
-		return result{err: err}
-	}
 	if r.value != nil {
 		r.value = cloneBytes(r.value) // the caller may reuse its buffer
+	}
+	return b.submitOwned(ctx, r)
+}
+
+// submitOwned is submit for a value the store may keep as it is.
+func (b *Backend) submitOwned(ctx context.Context, r *request) result {
+	if err := ctx.Err(); err != nil {
+		return result{err: err}
 	}
 	r.done = make(chan result, 1)
 	b.closeMu.RLock()
