@@ -17,7 +17,8 @@ func (r *runner) xargsBaseline(ctx context.Context, n, p int) (float64, error) {
 	cmd := exec.CommandContext(ctx, "sh", "-c", fmt.Sprintf("seq %d | xargs -P %d -n 1 true", n, p))
 	start := time.Now()
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("baseline xargs: %w: %s", err, out)
+		// %v: a wrapped *exec.ExitError would become the exit code of batchlet.
+		return 0, fmt.Errorf("baseline xargs: %v: %s", err, out)
 	}
 	rate := float64(n) / time.Since(start).Seconds()
 	r.baselines[[2]int{n, p}] = rate
@@ -36,7 +37,7 @@ func execMedian(ctx context.Context, argv, env []string, iterations int) (median
 		out, err := cmd.CombinedOutput()
 		d := time.Since(start)
 		if err != nil {
-			return 0, 0, fmt.Errorf("%v: %w: %s", argv, err, out)
+			return 0, 0, fmt.Errorf("%v: %v: %s", argv, err, out)
 		}
 		ds = append(ds, d)
 	}

@@ -10,6 +10,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -164,6 +165,28 @@ type runner struct {
 
 func (r *runner) progress(format string, args ...any) {
 	fmt.Fprintf(r.cfg.Progress, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, args...)...)
+}
+
+// every runs fn each interval until the returned stop is called.
+func (r *runner) every(interval time.Duration, fn func()) (stop func()) {
+	t := time.NewTicker(interval)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-t.C:
+				fn()
+			case <-done:
+				return
+			}
+		}
+	})
+	return func() {
+		t.Stop()
+		close(done)
+		wg.Wait()
+	}
 }
 
 // tempDir creates a scenario's data dir; the returned func removes it

@@ -130,7 +130,9 @@ func (r *runner) runJob(ctx context.Context, jr jobRun) (Result, error) {
 		stopProfile()
 		return res, fmt.Errorf("create job: %w", err)
 	}
+	stopReports := r.every(time.Minute, func() { r.progress("%s: %s", jr.name, obs.progress()) })
 	job, doneAt, err := obs.wait(ctx)
+	stopReports()
 	stopProfile()
 	u2 := takeUsage()
 	if err != nil {

@@ -35,6 +35,7 @@ type jobObserver struct {
 	done     chan struct{}
 	doneAt   time.Time
 	final    *batchv1.Job
+	last     atomic.Pointer[batchv1.Job] // newest Job seen, for progress
 	errMu    sync.Mutex
 	err      error
 }
@@ -152,6 +153,7 @@ func (o *jobObserver) onJob(now time.Time, raw []byte) {
 
 // jobSeen stamps the indexes a Job event newly counts and notices the end.
 func (o *jobObserver) jobSeen(now time.Time, job *batchv1.Job) {
+	o.last.Store(job)
 	if o.trackPods {
 		cur, err := parseIndexes(job.Status.CompletedIndexes)
 		if err != nil {
@@ -180,9 +182,9 @@ func (o *jobObserver) wait(ctx context.Context) (*batchv1.Job, time.Time, error)
 		o.errMu.Lock()
 		defer o.errMu.Unlock()
 		if o.err != nil {
-			return nil, time.Time{}, fmt.Errorf("job did not finish: %w (last watch error: %v)", ctx.Err(), o.err)
+			return nil, time.Time{}, fmt.Errorf("job did not finish: %w, %s (last watch error: %v)", ctx.Err(), o.progress(), o.err)
 		}
-		return nil, time.Time{}, fmt.Errorf("job did not finish: %w", ctx.Err())
+		return nil, time.Time{}, fmt.Errorf("job did not finish: %w, %s", ctx.Err(), o.progress())
 	}
 }
 
@@ -196,4 +198,15 @@ func (o *jobObserver) drainPods(n int, grace time.Duration) {
 	for o.exits.Load() < int64(n) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// progress says how far the Job is, from the newest Job event seen.
+func (o *jobObserver) progress() string {
+	job := o.last.Load()
+	if job == nil {
+		return "no Job status seen yet"
+	}
+	st := job.Status
+	return fmt.Sprintf("after %s: succeeded %d, failed %d, active %d",
+		time.Since(o.origin).Round(time.Second), st.Succeeded, st.Failed, st.Active)
 }
