@@ -137,10 +137,14 @@ func mergeKeyedList(fv reflect.Value, f *patchField, raw json.RawMessage) mergeO
 		// Omitted when empty: the merge takes the patch's list as it is.
 		return decodeTyped(fv, raw)
 	}
+	keyOmitted := keyOmittedWhenEmpty(elemType, f.mergeKey)
 	curIndex := make(map[string]int, fv.Len())
 	for i := 0; i < fv.Len(); i++ {
 		k := fv.Index(i).Field(keyField).String()
-		if _, dup := curIndex[k]; dup {
+		if _, dup := curIndex[k]; dup || (k == "" && keyOmitted) {
+			// An empty key the JSON omits (an image pull secret without
+			// a name) is no key: strategic merge fails on that element,
+			// and the general merge must report it.
 			return general
 		}
 		curIndex[k] = i
@@ -174,6 +178,17 @@ func mergeKeyedList(fv reflect.Value, f *patchField, raw json.RawMessage) mergeO
 	}
 	fv.Set(interleave(fv, right, rightAt, named, keyField))
 	return merged
+}
+
+// keyOmittedWhenEmpty: the merge key field of the list's element type is
+// left out of the JSON when empty (omitempty).
+func keyOmittedWhenEmpty(elemType reflect.Type, mergeKey string) bool {
+	fields, ok := patchFieldsOf(elemType)
+	if !ok {
+		return true // unknown: treat an empty key as missing
+	}
+	f, ok := fields[mergeKey]
+	return !ok || f.omitempty
 }
 
 // interleave puts the current elements the patch does not name (left, in

@@ -335,3 +335,27 @@ func TestDecodeRawObject(t *testing.T) {
 		}
 	}
 }
+
+// A keyed list element whose merge key is empty and omitted from the JSON
+// (an image pull secret without a name) has no key for strategic merge,
+// which then fails on any patch of that list: the typed merge must leave
+// it to the JSON path rather than match the element by its empty key.
+func TestTypedKeyedListWithOmittedEmptyKey(t *testing.T) {
+	cur := richPod()
+	cur.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: ""}}
+	orig, err := json.Marshal(cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, patch := range []string{
+		`{"spec":{"imagePullSecrets":[{"name":""}]}}`,
+		`{"spec":{"imagePullSecrets":[{"name":"x"}]}}`,
+	} {
+		if _, err := strategicpatch.StrategicMergePatch(orig, []byte(patch), &corev1.Pod{}); err == nil {
+			t.Fatalf("%s: the JSON path took it; the test's premise is wrong", patch)
+		}
+		if got, ok := strategicPatchObject(registry.Pods(), cur, []byte(patch)); ok {
+			t.Errorf("%s: typed path took what the JSON path rejects: %+v", patch, got.(*corev1.Pod).Spec.ImagePullSecrets)
+		}
+	}
+}
