@@ -430,3 +430,29 @@ func TestBindingLeavesSharedVersionAlone(t *testing.T) {
 		t.Fatalf("bound pod: node %q annotations %v conditions %+v, %v", got.Spec.NodeName, got.Annotations, got.Status.Conditions, err)
 	}
 }
+
+// pods/status cannot change owner references and keeps the QoS class a
+// writer left out, as upstream's pod status strategy.
+func TestPodStatusKeepsOwnersAndQOS(t *testing.T) {
+	e := newTestEnv(t)
+	pods := e.client.CoreV1().Pods("default")
+	pod := testPod("owned", "n1")
+	pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "j", UID: "ju"}}
+	created, err := pods.Create(e.ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created.OwnerReferences = nil
+	created.Status.QOSClass = ""
+	created.Status.Phase = corev1.PodRunning
+	got, err := pods.UpdateStatus(e.ctx, created, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.OwnerReferences) != 1 || got.OwnerReferences[0].UID != "ju" {
+		t.Errorf("owner references = %v, want the Job's kept", got.OwnerReferences)
+	}
+	if got.Status.QOSClass != corev1.PodQOSBestEffort || got.Status.Phase != corev1.PodRunning {
+		t.Errorf("status = %s/%s, want Running with QoS BestEffort kept", got.Status.Phase, got.Status.QOSClass)
+	}
+}

@@ -35,7 +35,16 @@ func Pods() *Resource {
 			defaults.PodSpec(&pod.Spec)
 		},
 		PrepareForStatusUpdate: func(obj, old runtime.Object) {
-			obj.(*corev1.Pod).Spec = old.(*corev1.Pod).Spec
+			pod, oldPod := obj.(*corev1.Pod), old.(*corev1.Pod)
+			pod.Spec = oldPod.Spec
+			// As upstream's pod status strategy: owner references are not
+			// the status writer's (old kubelets corrupted them, breaking
+			// garbage collection), and the QoS class set at creation is
+			// backfilled when a writer dropped it.
+			pod.OwnerReferences = oldPod.OwnerReferences
+			if pod.Status.QOSClass == "" {
+				pod.Status.QOSClass = oldPod.Status.QOSClass
+			}
 		},
 		Validate:           func(obj runtime.Object) field.ErrorList { return validation.ValidatePod(obj.(*corev1.Pod)) },
 		ValidateChecksMeta: true,
