@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
@@ -12,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/dynamic"
 )
 
@@ -176,19 +174,7 @@ func TestStrategicPatchObjectMatchesJSONPath(t *testing.T) {
 			if !ok {
 				t.Fatal("typed path refused a plain patch")
 			}
-			orig, err := json.Marshal(cur)
-			if err != nil {
-				t.Fatal(err)
-			}
-			patched, err := strategicpatch.StrategicMergePatch(orig, []byte(patch), &corev1.Pod{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := &corev1.Pod{}
-			if err := json.Unmarshal(patched, want); err != nil {
-				t.Fatal(err)
-			}
-			want.ResourceVersion = ""
+			want := jsonPathPatch(t, cur, patch)
 			if !equality.Semantic.DeepEqual(got, want) {
 				t.Fatalf("typed path differs:\n got %+v\nwant %+v", got, want)
 			}
