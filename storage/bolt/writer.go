@@ -34,15 +34,13 @@ type result struct {
 
 // Create stores value under a new key; storage.ErrExists if present.
 func (b *Backend) Create(ctx context.Context, key string, value []byte) (int64, error) {
-	res := b.submit(ctx, &request{op: opCreate, key: key, value: value})
-	return res.rev, res.err
+	return b.CreateOwned(ctx, key, cloneBytes(value)) // the caller may reuse its buffer
 }
 
 // Update replaces the value when the key's ModRevision is expectedRev (0:
 // unconditionally).
 func (b *Backend) Update(ctx context.Context, key string, value []byte, expectedRev int64) (int64, error) {
-	res := b.submit(ctx, &request{op: opUpdate, key: key, value: value, expectedRev: expectedRev})
-	return res.rev, res.err
+	return b.UpdateOwned(ctx, key, cloneBytes(value), expectedRev)
 }
 
 // CreateOwned is Create for a caller that hands value over: the store
@@ -62,20 +60,13 @@ func (b *Backend) UpdateOwned(ctx context.Context, key string, value []byte, exp
 // Delete removes the key when its ModRevision is expectedRev (0:
 // unconditionally) and returns the revision of the delete and the last value.
 func (b *Backend) Delete(ctx context.Context, key string, expectedRev int64) (int64, storage.KeyValue, error) {
-	res := b.submit(ctx, &request{op: opDelete, key: key, expectedRev: expectedRev})
+	res := b.submitOwned(ctx, &request{op: opDelete, key: key, expectedRev: expectedRev})
 	return res.rev, res.prev, res.err
 }
 
-// submit queues the write and waits for its commit. Once queued, a write is
-// applied even if ctx ends, so the caller always learns its outcome.
-func (b *Backend) submit(ctx context.Context, r *request) result {
-	if r.value != nil {
-		r.value = cloneBytes(r.value) // the caller may reuse its buffer
-	}
-	return b.submitOwned(ctx, r)
-}
-
-// submitOwned is submit for a value the store may keep as it is.
+// submitOwned queues the write, whose value the store keeps as it is, and
+// waits for its commit. Once queued, a write is applied even if ctx ends,
+// so the caller always learns its outcome.
 func (b *Backend) submitOwned(ctx context.Context, r *request) result {
 	if err := ctx.Err(); err != nil {
 		return result{err: err}
