@@ -241,18 +241,32 @@ func splitArray(data []byte) ([]json.RawMessage, bool) {
 			return nil, false
 		}
 		elems = append(elems, data[i:end])
-		if i = skipSpace(data, end); i >= len(data) {
+		next, closed, ok := afterMember(data, end, ']')
+		if !ok {
 			return nil, false
 		}
-		if data[i] == ']' {
+		if closed {
 			return elems, true
 		}
-		if data[i] != ',' {
-			return nil, false
-		}
-		i = skipSpace(data, i+1)
+		i = next
 	}
 	return nil, false
+}
+
+// afterMember reads past what follows a member of an array or object that
+// ends at end: the closing bracket (closed) or a comma, giving where the
+// next member starts; ok is false for anything else.
+func afterMember(data []byte, end int, closer byte) (next int, closed, ok bool) {
+	i := skipSpace(data, end)
+	switch {
+	case i >= len(data):
+		return 0, false, false
+	case data[i] == closer:
+		return i + 1, true, true
+	case data[i] != ',':
+		return 0, false, false
+	}
+	return skipSpace(data, i+1), false, true
 }
 
 // decodeTyped decodes raw into fv as the JSON path's strict decoding of the
@@ -318,16 +332,14 @@ func decodeRawObject(data []byte) (map[string]json.RawMessage, bool) {
 			return nil, false
 		}
 		m[key] = data[i:vend]
-		if i = skipSpace(data, vend); i >= len(data) {
+		next, closed, ok := afterMember(data, vend, '}')
+		if !ok {
 			return nil, false
 		}
-		if data[i] == '}' {
+		if closed {
 			return m, true
 		}
-		if data[i] != ',' {
-			return nil, false
-		}
-		i = skipSpace(data, i+1)
+		i = next
 	}
 	return nil, false
 }
