@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	batch "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -33,6 +35,7 @@ type harness struct {
 	ctrl     *Controller
 	factory  informers.SharedInformerFactory
 	counter  atomic.Int64
+	rv       atomic.Int64
 	mu       sync.Mutex
 	events   []string
 }
@@ -45,6 +48,8 @@ func newHarness(t *testing.T) *harness {
 	t.Cleanup(cancel)
 	h := &harness{t: t, ctx: ctx, client: fake.NewClientset(), clock: clocktesting.NewFakeClock(testEpoch)}
 	h.client.PrependReactor("create", "pods", h.fillPodName)
+	h.client.PrependReactor("create", "*", h.bumpResourceVersion)
+	h.client.PrependReactor("update", "*", h.bumpResourceVersion)
 	h.recorder = record.NewFakeRecorder(1000)
 	h.factory = informers.NewSharedInformerFactory(h.client, 0)
 	ctrl, err := NewController(ctx, h.factory.Core().V1().Pods(), h.factory.Batch().V1().Jobs(), h.client,
@@ -56,6 +61,24 @@ func newHarness(t *testing.T) *harness {
 	h.factory.Start(ctx.Done())
 	go func() { _ = ctrl.Run(ctx, 2) }()
 	return h
+}
+
+// bumpResourceVersion gives each created or updated object a new
+// resourceVersion, as the API server does: the fake tracker leaves the
+// object's own untouched, and the controller's pod handler takes an update
+// with an unchanged resourceVersion for a resync and ignores it (a pod's
+// failure then went unnoticed until some other event synced its Job).
+func (h *harness) bumpResourceVersion(action k8stesting.Action) (bool, runtime.Object, error) {
+	// Create and update actions both carry the object (UpdateAction is a
+	// CreateAction by its methods).
+	a, ok := action.(k8stesting.CreateAction)
+	if !ok {
+		return false, nil, nil
+	}
+	if m, err := meta.Accessor(a.GetObject()); err == nil {
+		m.SetResourceVersion(strconv.FormatInt(h.rv.Add(1), 10))
+	}
+	return false, nil, nil
 }
 
 // fillPodName emulates the API server's generateName and UID assignment.
