@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -16,9 +17,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/rest"
 
 	"github.com/batchlet/batchlet/controlplane"
+	"github.com/batchlet/batchlet/install"
 )
 
 func newControllersCommand() *cobra.Command {
@@ -27,6 +29,7 @@ func newControllersCommand() *cobra.Command {
 		names       []string
 		metricsAddr string
 		logLevel    string
+		leader      = leaderElection{namespace: defaultLeaderNamespace(), name: install.LeaseName}
 	)
 	cmd := &cobra.Command{
 		Use:   "controllers",
@@ -47,44 +50,17 @@ resource fight. The JobSet controller needs the jobset.x-k8s.io CRD installed:
 			defer stop()
 			logger := newLogger(logLevel, cmd.ErrOrStderr())
 			routeKlog(logger)
-			loading := clientcmd.NewDefaultClientConfigLoadingRules()
-			loading.ExplicitPath = kubeconfig
-			cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, &clientcmd.ConfigOverrides{}).ClientConfig()
+			cfg, err := loadKubeconfig(kubeconfig)
 			if err != nil {
-				return fmt.Errorf("load kubeconfig: %w", err)
+				return err
 			}
 			cfg.QPS, cfg.Burst = 200, 400
-			reg := prometheus.NewRegistry()
-			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-			var wg sync.WaitGroup
-			errs := make(chan error, len(names))
-			run := func(name string, fn func() error) {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					if err := fn(); err != nil && !errors.Is(err, context.Canceled) {
-						errs <- fmt.Errorf("%s: %w", name, err)
-					}
-				}()
+			if !leader.enabled {
+				return runControllers(ctx, cfg, names, metricsAddr, logger)
 			}
-			if _, err := controlplane.StartControllers(ctx, cfg, nil, names, logger, reg, run); err != nil {
-				return err
-			}
-			if metricsAddr != "" {
-				if err := serveMetrics(ctx, metricsAddr, reg); err != nil {
-					return err
-				}
-			}
-			logger.Info("controllers running", "controllers", names, "server", cfg.Host)
-			select {
-			case <-ctx.Done():
-			case err := <-errs:
-				stop()
-				wg.Wait()
-				return err
-			}
-			wg.Wait()
-			return nil
+			return runLeaderElected(ctx, cfg, leader, logger, func(ctx context.Context) error {
+				return runControllers(ctx, cfg, names, metricsAddr, logger)
+			})
 		},
 	}
 	fl := cmd.Flags()
@@ -92,7 +68,48 @@ resource fight. The JobSet controller needs the jobset.x-k8s.io CRD installed:
 	fl.StringSliceVar(&names, "controllers", controlplane.AllControllers, "controllers to run")
 	fl.StringVar(&metricsAddr, "metrics-bind-address", "", "serve Prometheus /metrics here (e.g. 127.0.0.1:8080); off when empty")
 	fl.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fl.BoolVar(&leader.enabled, "leader-elect", false, "run the controllers only while holding a Lease, so several replicas can run (one active)")
+	fl.StringVar(&leader.namespace, "leader-elect-namespace", leader.namespace, "namespace of the leader-election Lease (default: POD_NAMESPACE, else "+install.DefaultNamespace+")")
+	fl.StringVar(&leader.name, "leader-elect-lease-name", leader.name, "name of the leader-election Lease")
 	return cmd
+}
+
+// runControllers starts the named controllers against cfg and runs them
+// until ctx ends or one of them fails.
+func runControllers(ctx context.Context, cfg *rest.Config, names []string, metricsAddr string, logger *slog.Logger) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var wg sync.WaitGroup
+	errs := make(chan error, len(names))
+	run := func(name string, fn func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := fn(); err != nil && !errors.Is(err, context.Canceled) {
+				errs <- fmt.Errorf("%s: %w", name, err)
+			}
+		}()
+	}
+	if _, err := controlplane.StartControllers(ctx, cfg, nil, names, logger, reg, run); err != nil {
+		return err
+	}
+	if metricsAddr != "" {
+		if err := serveMetrics(ctx, metricsAddr, reg); err != nil {
+			return err
+		}
+	}
+	logger.Info("controllers running", "controllers", names, "server", cfg.Host)
+	select {
+	case <-ctx.Done():
+	case err := <-errs:
+		cancel()
+		wg.Wait()
+		return err
+	}
+	wg.Wait()
+	return nil
 }
 
 func serveMetrics(ctx context.Context, addr string, g prometheus.Gatherer) error {

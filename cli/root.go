@@ -32,5 +32,6 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRunCommand(), newServerCommand(), newKubeconfigCommand(), newBenchCommand(), newAgentCommand(), newControllersCommand())
+	root.AddCommand(newCRDsCommand(), newInstallCommand())
 	return root
 }
