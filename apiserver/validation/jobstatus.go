@@ -32,6 +32,9 @@ func statusChecksFor(newJob, oldJob *batchv1.Job) statusChecks {
 	failedIdxChanged := !ptr.Equal(o.FailedIndexes, n.FailedIndexes)
 	startChanged := !timeEqual(o.StartTime, n.StartTime)
 	completionChanged := !timeEqual(o.CompletionTime, n.CompletionTime)
+	// A Job being resumed (Suspended True -> False) gets a fresh startTime from
+	// the controller in the same write (kubernetes#134521).
+	resuming := isTrue(o.Conditions, batchv1.JobSuspended) && hasFalse(n.Conditions, batchv1.JobSuspended)
 	return statusChecks{
 		decreasingSucceeded:      !isIndexed(&newJob.Spec) || !ptr.Equal(newJob.Spec.Completions, newJob.Spec.Parallelism),
 		invalidCompleted:         completedChanged,
@@ -42,7 +45,7 @@ func statusChecksFor(newJob, oldJob *batchv1.Job) statusChecks {
 		finishedActive:           finishedChanged || o.Active != n.Active,
 		finishedNoStart:          finishedChanged || startChanged,
 		finishedUncounted:        finishedChanged || !apiequality.Semantic.DeepEqual(o.UncountedTerminatedPods, n.UncountedTerminatedPods),
-		startTimeUpdate:          startChanged,
+		startTimeUpdate:          startChanged && !resuming,
 		completionBeforeStart:    startChanged || completionChanged,
 		notCompleteWithTime:      completeChanged || completionChanged,
 		completeWithoutTime:      completeChanged || completionChanged,
@@ -208,6 +211,15 @@ func validateStatusIndexes(job *batchv1.Job, p *field.Path, c statusChecks) fiel
 func isTrue(conds []batchv1.JobCondition, t batchv1.JobConditionType) bool {
 	for _, c := range conds {
 		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func hasFalse(conds []batchv1.JobCondition, t batchv1.JobConditionType) bool {
+	for _, c := range conds {
+		if c.Type == t && c.Status == corev1.ConditionFalse {
 			return true
 		}
 	}

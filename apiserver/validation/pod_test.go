@@ -194,6 +194,21 @@ func TestValidateJobStatusUpdate(t *testing.T) {
 		{"bad completedIndexes on NonIndexed", nil, func(j *batchv1.Job) { j.Status.CompletedIndexes = "1-2-3" }, []string{
 			`status.completedIndexes: Invalid value: "1-2-3": error parsing completedIndexes: the fragment "1-2-3" violates the requirement that an index interval can have at most two parts separated by '-'`,
 			`status.completedIndexes: Invalid value: "1-2-3": cannot set non-empty completedIndexes when non-indexed completion mode`}},
+		{"startTime moved on a running job", func(j *batchv1.Job) { j.Status.StartTime = &earlier },
+			func(j *batchv1.Job) { j.Status.StartTime = &now },
+			[]string{"status.startTime: Required value: startTime cannot be removed for unsuspended job"}},
+		{"startTime moved while resuming (Suspended True -> False)", func(j *batchv1.Job) {
+			j.Status.StartTime = &earlier
+			j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuspended)}
+		}, func(j *batchv1.Job) {
+			j.Status.StartTime = &now
+			j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobSuspended, Status: corev1.ConditionFalse}}
+		}, nil},
+		{"startTime moved after the resume was written", func(j *batchv1.Job) {
+			j.Status.StartTime = &earlier
+			j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobSuspended, Status: corev1.ConditionFalse}}
+		}, func(j *batchv1.Job) { j.Status.StartTime = &now },
+			[]string{"status.startTime: Required value: startTime cannot be removed for unsuspended job"}},
 		{"uncounted", nil, func(j *batchv1.Job) {
 			j.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{Succeeded: []types.UID{"a", ""}, Failed: []types.UID{"a"}}
 		}, []string{
