@@ -36,6 +36,8 @@ type ctr struct {
 	// end before the pod was resumed and is not run again.
 	first int
 	done  bool
+	// image is the image the current attempt runs in (image runtime).
+	image *containerImage
 }
 
 func newCtr(spec *corev1.Container, init bool, waitingReason string) *ctr {
@@ -88,13 +90,21 @@ func (c *ctr) exitCode() int32 {
 // attempt runs attempt n of c to its end and returns the exit code and how
 // long it ran; ok is false when the pod was killed before c could start.
 func (p *pod) attempt(c *ctr, n int) (code int32, ran time.Duration, ok bool) {
+	var img *containerImage
+	if p.runsImages() {
+		if img, ok = p.ensureImage(c, n); !ok {
+			return 0, 0, false
+		}
+	}
 	env, ok := p.resolveEnv(c)
 	if !ok {
 		return 0, 0, false
 	}
 	argv := expandAll(append(append([]string{}, c.spec.Command...), c.spec.Args...), env)
 	workDir := c.spec.WorkingDir
-	if workDir == "" {
+	if img != nil {
+		argv, env, workDir = imageCommand(c.spec, img.img.Config.Config, expandAll(c.spec.Command, env), expandAll(c.spec.Args, env), env)
+	} else if workDir == "" {
 		workDir = filepath.Join(p.dir, "work")
 		if p.rt.namespaces {
 			workDir = inPod(workDir)
@@ -105,7 +115,7 @@ func (p *pod) attempt(c *ctr, n int) (code int32, ran time.Duration, ok bool) {
 		p.mu.Unlock()
 		return 0, 0, false
 	}
-	c.env, c.workDir = env, workDir
+	c.env, c.workDir, c.image = env, workDir, img
 	if n > 0 {
 		if c.st.State.Terminated != nil {
 			c.st.LastTerminationState = c.st.State
@@ -119,11 +129,17 @@ func (p *pod) attempt(c *ctr, n int) (code int32, ran time.Duration, ok bool) {
 		return p.startError(c, n, err.Error()), 0, true
 	}
 	logPath := logFile.Name()
+	if len(argv) == 0 && img != nil {
+		logFile.Close()
+		return p.startError(c, n, fmt.Sprintf("failed to start container %q: no command specified: the image has neither Entrypoint nor Cmd", c.spec.Name)), 0, true
+	}
 	if len(argv) == 0 {
 		logFile.Close()
 		return p.startError(c, n, fmt.Sprintf("failed to start container %q: no command: batchlet runs the container's command on the host and does not pull image %q", c.spec.Name, c.spec.Image)), 0, true
 	}
-	p.rt.event(p.api, c.spec, c.init, corev1.EventTypeNormal, "Pulled", fmt.Sprintf("Container image %q already present on machine", c.spec.Image))
+	if img == nil { // the image runtime reported its pull
+		p.rt.event(p.api, c.spec, c.init, corev1.EventTypeNormal, "Pulled", fmt.Sprintf("Container image %q already present on machine", c.spec.Image))
+	}
 	p.rt.event(p.api, c.spec, c.init, corev1.EventTypeNormal, "Created", fmt.Sprintf("Created container: %s", c.spec.Name))
 	pr, err := p.startProcess(c, n, argv, env, workDir, logFile)
 	if err != nil {
@@ -133,7 +149,7 @@ func (p *pod) attempt(c *ctr, n int) (code int32, ran time.Duration, ok bool) {
 	id := containerID(p, c, n)
 	p.mu.Lock()
 	c.proc = pr
-	c.st.ContainerID, c.st.ImageID = id, c.spec.Image
+	c.st.ContainerID, c.st.ImageID = id, imageID(c.spec, img)
 	c.st.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}
 	c.st.Started = ptrBool(true)
 	killedMeanwhile := p.killed
@@ -272,6 +288,9 @@ type proc struct {
 	taps taps
 	// stdin is the container's stdin when its spec asks for one.
 	stdin *stdinPipe
+	// image: the container runs its image's command, whose handling of
+	// SIGTERM as PID 1 is its own (no SIGKILL stands in for it).
+	image bool
 }
 
 // startProcess starts argv with stdout and stderr going to the log file f,
@@ -380,6 +399,13 @@ func (p *pod) launch(pr *proc, c *ctr, env []envVar) error {
 		cmd.Path = path
 		return nil
 	}
+	if c.image != nil {
+		if !pr.ns {
+			return fmt.Errorf("the image runtime needs root and Linux namespaces")
+		}
+		pr.image = true
+		return p.startInImage(pr, c, c.image)
+	}
 	if pr.ns {
 		ns := containerNS{hostname: p.hostname, hostsFile: p.hostsPath(),
 			tmpDir: filepath.Join(p.dir, "tmp"), mounts: p.mounts(c)}
@@ -474,7 +500,7 @@ func (pr *proc) signal(force bool) {
 		// group, and a pidfd never reaches a reused PID.
 		_ = pr.cmd.Process.Signal(sig)
 	}
-	if !force && pr.ns && sigtermIsDefault(pid) {
+	if !force && pr.ns && !pr.image && sigtermIsDefault(pid) {
 		// The kernel drops a SIGTERM that PID 1 has no handler for, where
 		// any other process dies of it. Stopping a container has always
 		// had that effect here (a shell, sleep or python that sets no

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -36,6 +37,8 @@ type pod struct {
 	killCh   chan struct{}
 	finished bool
 	done     chan struct{}
+	// imageLayers are the layers the pod's image containers use.
+	imageLayers [][]v1.Hash
 }
 
 func newPod(rt *Runtime, api *corev1.Pod, res runtime.Resolver) *pod {
@@ -355,6 +358,7 @@ func (p *pod) find(name string) (*ctr, bool) {
 
 // cleanup removes the pod's files (not host paths).
 func (p *pod) cleanup() {
+	p.releaseImages()
 	if err := os.RemoveAll(p.dir); err != nil {
 		p.rt.log.Info("remove pod dir", "dir", p.dir, "err", err.Error())
 	}

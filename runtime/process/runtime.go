@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/batchlet/batchlet/runtime"
+	"github.com/batchlet/batchlet/runtime/image"
 )
 
 // Config configures the process runtime.
@@ -34,6 +35,14 @@ type Config struct {
 	DisableNamespaces bool
 	// DisableCgroups skips cgroup limits even when cgroup v2 is writable.
 	DisableCgroups bool
+	// Images, when set, runs containers in their images' root file systems
+	// (the image runtime, image.go): those of pods that ask for it, or of
+	// every pod with ImagesByDefault.
+	Images          *image.Puller
+	ImagesByDefault bool
+	// ImageRootfs is "overlay" (the default; a copy where the kernel
+	// refuses overlayfs) or "copy".
+	ImageRootfs string
 }
 
 // Runtime runs pods as host processes. Create it with New.
@@ -43,6 +52,9 @@ type Runtime struct {
 	log        *slog.Logger
 	namespaces bool
 	cgroups    *cgroupRoot
+	// imageCopy: image containers get a copy of their layers, not an
+	// overlay mount.
+	imageCopy bool
 	// devNull is the stdin of containers that ask for none, shared.
 	devNull *os.File
 	// lineReaders holds the line buffers of finished log copies.
@@ -82,6 +94,9 @@ func New(cfg Config) (*Runtime, error) {
 		} else {
 			r.namespaces = true
 		}
+	}
+	if err := r.setupImages(); err != nil {
+		return nil, err
 	}
 	if !cfg.DisableCgroups {
 		cg, err := newCgroupRoot(r.log)
