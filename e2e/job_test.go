@@ -61,32 +61,44 @@ func TestSeedPiCompletes(t *testing.T) {
 }
 
 func TestSeedPodFailurePolicyFailJob(t *testing.T) {
-	s := startServer(t)
-	s.kubectl("apply", "-f", example("job-pod-failure-policy-example.yaml"))
+	seedPodFailurePolicyFailJob(&nsClient{server: startServer(t), ns: "default"})
+}
+
+// seedPodFailurePolicyFailJob runs the seed's pod failure policy example in
+// c's namespace: exit code 42 fails the Job at once.
+func seedPodFailurePolicyFailJob(c *nsClient) {
+	t := c.t
+	c.k("apply", "-f", example("job-pod-failure-policy-example.yaml"))
 	job := "job/job-pod-failure-policy-example"
-	s.waitCondition(job, "failed", 90*time.Second)
-	if got := s.conditionTypes(job); got != "FailureTarget=True/PodFailurePolicy;Failed=True/PodFailurePolicy;" {
+	c.k("wait", "--for=condition=failed", job, "--timeout=90s")
+	if got := c.get(job, `{range .status.conditions[*]}{.type}={.status}/{.reason};{end}`); got != "FailureTarget=True/PodFailurePolicy;Failed=True/PodFailurePolicy;" {
 		t.Errorf("conditions = %q", got)
 	}
-	msg := s.jsonpath(job, `{.status.conditions[?(@.type=="Failed")].message}`)
-	if !strings.HasPrefix(msg, "Container main for pod default/job-pod-failure-policy-example-") || !strings.HasSuffix(msg, " failed with exit code 42 matching FailJob rule at index 0") {
+	msg := c.get(job, `{.status.conditions[?(@.type=="Failed")].message}`)
+	if !strings.HasPrefix(msg, "Container main for pod "+c.ns+"/job-pod-failure-policy-example-") || !strings.HasSuffix(msg, " failed with exit code 42 matching FailJob rule at index 0") {
 		t.Errorf("Failed message = %q", msg)
 	}
-	if got := s.jsonpath(job, "{.status.failed}/{.status.succeeded}"); got != "3/" { // succeeded 0 is omitted, as upstream
+	if got := c.get(job, "{.status.failed}/{.status.succeeded}"); got != "3/" { // succeeded 0 is omitted, as upstream
 		t.Errorf("failed/succeeded = %q, want 3/ (succeeded omitted)", got)
 	}
 }
 
 func TestSeedBackoffLimitPerIndexExecuteAll(t *testing.T) {
-	s := startServer(t)
-	s.kubectl("apply", "-f", example("job-backoff-limit-per-index-execute-all.yaml"))
+	seedBackoffLimitPerIndexExecuteAll(&nsClient{server: startServer(t), ns: "default"})
+}
+
+// seedBackoffLimitPerIndexExecuteAll runs the seed's backoffLimitPerIndex
+// example in c's namespace: indexes 1 and 2 fail, the rest complete.
+func seedBackoffLimitPerIndexExecuteAll(c *nsClient) {
+	t := c.t
+	c.k("apply", "-f", example("job-backoff-limit-per-index-execute-all.yaml"))
 	job := "job/job-backoff-limit-per-index-execute-all"
-	s.waitCondition(job, "failed", 120*time.Second)
-	got := s.jsonpath(job, "{.status.completedIndexes}|{.status.failedIndexes}|{.status.succeeded}|{.status.failed}")
+	c.k("wait", "--for=condition=failed", job, "--timeout=120s")
+	got := c.get(job, "{.status.completedIndexes}|{.status.failedIndexes}|{.status.succeeded}|{.status.failed}")
 	if got != "0,3-7|1,2|6|4" {
 		t.Errorf("completedIndexes|failedIndexes|succeeded|failed = %q, want 0,3-7|1,2|6|4", got)
 	}
-	if r := s.jsonpath(job, `{.status.conditions[?(@.type=="Failed")].reason}`); r != "FailedIndexes" {
+	if r := c.get(job, `{.status.conditions[?(@.type=="Failed")].reason}`); r != "FailedIndexes" {
 		t.Errorf("reason = %q", r)
 	}
 }
