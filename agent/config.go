@@ -2,6 +2,7 @@ package agent
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"time"
@@ -34,6 +35,10 @@ type Config struct {
 	Port int
 	// TLSCertificate serves the endpoints; nil generates a self-signed one.
 	TLSCertificate *tls.Certificate
+	// ClientCAs, like the kubelet's --client-ca-file, admits a request whose
+	// client certificate they sign without a token: a real kube-apiserver
+	// proxies logs and exec with --kubelet-client-certificate, not a token.
+	ClientCAs *x509.CertPool
 	// PodIPs hands out pod IPs; nil uses NewLoopbackAllocator().
 	PodIPs IPAllocator
 	// MaxPods is the Node's pods capacity; default 110.

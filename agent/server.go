@@ -52,6 +52,9 @@ func (a *Agent) server() *http.Server {
 	if cert != nil {
 		tlsCfg.Certificates = []tls.Certificate{*cert}
 	}
+	if a.cfg.ClientCAs != nil {
+		tlsCfg.ClientCAs, tlsCfg.ClientAuth = a.cfg.ClientCAs, tls.VerifyClientCertIfGiven
+	}
 	return &http.Server{Handler: a.authenticate(mux), TLSConfig: tlsCfg, ReadHeaderTimeout: 30 * time.Second}
 }
 
@@ -67,10 +70,12 @@ func selfSigned(host, name string) (*tls.Certificate, error) {
 	return &c, nil
 }
 
-// authenticate requires "Authorization: Bearer <token>".
+// authenticate requires "Authorization: Bearer <token>" or a client
+// certificate signed by Config.ClientCAs (verified in the TLS handshake).
 func (a *Agent) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.cfg.Token != "" {
+		verifiedCert := r.TLS != nil && len(r.TLS.VerifiedChains) > 0
+		if a.cfg.Token != "" && !verifiedCert {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(a.cfg.Token)) != 1 {
 				http.Error(w, "Unauthorized", http.StatusUnauthorized)

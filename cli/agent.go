@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"os"
@@ -34,6 +35,7 @@ type agentFlags struct {
 	port          int
 	logLevel      string
 	labels        map[string]string
+	clientCAFile  string
 }
 
 func newAgentCommand() *cobra.Command {
@@ -76,7 +78,24 @@ reports the host's whole cpu and memory as its capacity.`,
 	fl.IntVar(&f.port, "port", 0, "port of the kubelet endpoints (0 picks a free one)")
 	fl.StringToStringVar(&f.labels, "node-labels", nil, "labels to add to the Node, e.g. topology.kubernetes.io/zone=a,pool=gpu")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fl.StringVar(&f.clientCAFile, "client-ca-file", "", "admit log/exec requests with a client certificate signed by these CAs (a real kube-apiserver's --kubelet-client-certificate), as the kubelet's flag")
 	return cmd
+}
+
+// loadClientCAs reads a PEM bundle of CA certificates; nil for no file.
+func loadClientCAs(path string) (*x509.CertPool, error) {
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading --client-ca-file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("--client-ca-file %s holds no PEM certificate", path)
+	}
+	return pool, nil
 }
 
 // runAgent builds the client, the runtime and the agent, and runs it until
@@ -102,8 +121,13 @@ func runAgent(ctx context.Context, f agentFlags, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	clientCAs, err := loadClientCAs(f.clientCAFile)
+	if err != nil {
+		return err
+	}
 	ag, err := agent.New(agent.Config{
-		Client: client, NodeName: nodeName, Runtime: rt, Logger: logger.With("component", "agent"),
+		ClientCAs: clientCAs,
+		Client:    client, NodeName: nodeName, Runtime: rt, Logger: logger.With("component", "agent"),
 		Token: cfg.BearerToken, ListenAddress: f.listenAddress, Port: f.port, Labels: f.labels,
 		Version: apiserver.GitVersion, // the version the API reports, as the embedded agent does
 	})

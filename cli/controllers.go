@@ -30,6 +30,8 @@ func newControllersCommand() *cobra.Command {
 		metricsAddr string
 		logLevel    string
 		leader      = leaderElection{namespace: defaultLeaderNamespace(), name: install.LeaseName}
+		webhookAddr string
+		certDir     string
 	)
 	cmd := &cobra.Command{
 		Use:   "controllers",
@@ -55,6 +57,11 @@ resource fight. The JobSet controller needs the jobset.x-k8s.io CRD installed:
 				return err
 			}
 			cfg.QPS, cfg.Burst = 200, 400
+			if webhookAddr != "" {
+				if err := serveWebhook(ctx, webhookAddr, certDir, logger); err != nil {
+					return err
+				}
+			}
 			if !leader.enabled {
 				return runControllers(ctx, cfg, names, metricsAddr, logger)
 			}
@@ -71,6 +78,8 @@ resource fight. The JobSet controller needs the jobset.x-k8s.io CRD installed:
 	fl.BoolVar(&leader.enabled, "leader-elect", false, "run the controllers only while holding a Lease, so several replicas can run (one active)")
 	fl.StringVar(&leader.namespace, "leader-elect-namespace", leader.namespace, "namespace of the leader-election Lease (default: POD_NAMESPACE, else "+install.DefaultNamespace+")")
 	fl.StringVar(&leader.name, "leader-elect-lease-name", leader.name, "name of the leader-election Lease")
+	fl.StringVar(&webhookAddr, "webhook-bind-address", "", "serve the JobSet admission webhook (HTTPS) here, e.g. :9443; off when empty (see `batchlet install --webhook-url`)")
+	fl.StringVar(&certDir, "webhook-cert-dir", "", "directory with the webhook's tls.crt and tls.key")
 	return cmd
 }
 

@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/dynamic"
@@ -39,6 +43,7 @@ func newInstallCommand() *cobra.Command {
 	var (
 		kubeconfig string
 		dryRun     bool
+		certDir    string
 		opts       = install.Options{Namespace: install.DefaultNamespace}
 	)
 	cmd := &cobra.Command{
@@ -55,6 +60,24 @@ the objects as YAML instead.
   batchlet install --controllers jobset --image registry.example/batchlet:v1 --replicas 2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var client dynamic.Interface
+			if !dryRun {
+				cfg, err := loadKubeconfig(kubeconfig)
+				if err != nil {
+					return err
+				}
+				if client, err = dynamic.NewForConfig(cfg); err != nil {
+					return fmt.Errorf("building a client for %s: %w", cfg.Host, err)
+				}
+			}
+			certs, err := webhookCerts(cmd.Context(), client, opts, certDir)
+			if err != nil {
+				return err
+			}
+			opts.Webhook = certs
+			if certs == nil && slices.Contains(opts.Controllers, "jobset") {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning: no JobSet webhook (give --image or --webhook-url): the cluster will not apply JobSet's defaults and checks, so failure-policy rules must be named")
+			}
 			objs, err := install.Objects(opts)
 			if err != nil {
 				return err
@@ -69,14 +92,6 @@ the objects as YAML instead.
 				}
 				return nil
 			}
-			cfg, err := loadKubeconfig(kubeconfig)
-			if err != nil {
-				return err
-			}
-			client, err := dynamic.NewForConfig(cfg)
-			if err != nil {
-				return fmt.Errorf("building a client for %s: %w", cfg.Host, err)
-			}
 			return install.Applier{Client: client, Out: cmd.OutOrStdout()}.Apply(cmd.Context(), objs)
 		},
 	}
@@ -89,7 +104,38 @@ the objects as YAML instead.
 	fl.StringVar(&opts.Image, "image", "", "run the controllers in the cluster from this image (adds a Deployment)")
 	fl.Int32Var(&opts.Replicas, "replicas", 1, "replicas of the Deployment (leader election keeps one active)")
 	fl.BoolVar(&dryRun, "dry-run", false, "print the objects as YAML instead of applying them")
+	fl.StringVar(&opts.WebhookURL, "webhook-url", "", "https URL of `batchlet controllers --webhook-bind-address` run outside the cluster; the API server calls it to default and check JobSets")
+	fl.StringVar(&certDir, "webhook-cert-dir", "", "with --webhook-url: directory for the webhook's CA and serving certificate (tls.crt, tls.key), to pass to `batchlet controllers --webhook-cert-dir`")
 	return cmd
+}
+
+// webhookCerts issues (or reuses) the JobSet webhook's certificates: in
+// --webhook-cert-dir for a webhook outside the cluster, in the install's
+// Secret for the Deployment's. Nil when there is no webhook.
+func webhookCerts(ctx context.Context, client dynamic.Interface, opts install.Options, certDir string) (*install.WebhookCerts, error) {
+	switch {
+	case opts.WebhookURL != "":
+		host, err := install.WebhookHost(opts.WebhookURL)
+		if err != nil {
+			return nil, err
+		}
+		if certDir == "" {
+			return nil, fmt.Errorf("--webhook-url needs --webhook-cert-dir for the serving certificate")
+		}
+		certs, err := install.NewWebhookCerts(filepath.Join(certDir, "ca"), []string{host})
+		if err != nil {
+			return nil, err
+		}
+		return certs, certs.WriteServingFiles(certDir)
+	case opts.Image != "" && slices.Contains(opts.Controllers, "jobset"):
+		scratch, err := os.MkdirTemp("", "batchlet-webhook-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(scratch)
+		return install.InClusterWebhookCerts(ctx, client, opts.Namespace, scratch)
+	}
+	return nil, nil
 }
 
 // loadKubeconfig loads the client configuration of an explicit path, else

@@ -9,13 +9,17 @@ package e2e
 // states as on `batchlet server`. Run it with hack/realcluster/test.sh.
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net/http"
 	"os"
 	"os/exec"
@@ -54,7 +58,12 @@ func startRealCluster(t *testing.T) *server {
 	if err := os.WriteFile(tokens, []byte(token+`,admin,admin,"system:masters"`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	clientCA, clientCert, clientKey := writeClientCert(t, dir)
 	startDaemon(t, "kube-apiserver", filepath.Join(bin, "kube-apiserver"),
+		// Logs and exec reach the agent by its InternalIP, with a client
+		// certificate the agent's --client-ca-file admits.
+		"--kubelet-client-certificate="+clientCert, "--kubelet-client-key="+clientKey,
+		"--kubelet-preferred-address-types=InternalIP",
 		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", etcdPort),
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", apiPort),
 		"--cert-dir="+filepath.Join(dir, "certs"), "--token-auth-file="+tokens, "--authorization-mode=RBAC",
@@ -66,7 +75,11 @@ func startRealCluster(t *testing.T) *server {
 	waitHTTPS(t, apiURL+"/readyz", token)
 
 	s := &server{t: t, dataDir: dir, kubeconfig: writeKubeconfig(t, dir, "admin", apiURL, token)}
-	install := exec.Command(binary, "install", "--kubeconfig", s.kubeconfig, "--controllers", realClusterControllers, "--agent")
+	// The JobSet webhook runs in `batchlet controllers`, outside the cluster.
+	webhookAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	certDir := filepath.Join(dir, "webhook")
+	install := exec.Command(binary, "install", "--kubeconfig", s.kubeconfig, "--controllers", realClusterControllers, "--agent",
+		"--webhook-url=https://"+webhookAddr, "--webhook-cert-dir="+certDir)
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("batchlet install: %v\n%s", err, out)
 	}
@@ -76,9 +89,10 @@ func startRealCluster(t *testing.T) *server {
 		strings.TrimSpace(s.kubectl("create", "token", "batchlet-controllers", "-n", "batchlet-system", "--duration=2h")))
 	agentKubeconfig := writeKubeconfig(t, dir, "agent", apiURL,
 		strings.TrimSpace(s.kubectl("create", "token", "batchlet-agent", "-n", "batchlet-system", "--duration=2h")))
-	startDaemon(t, "controllers", binary, "controllers", "--kubeconfig", ctlKubeconfig, "--controllers", realClusterControllers)
+	startDaemon(t, "controllers", binary, "controllers", "--kubeconfig", ctlKubeconfig, "--controllers", realClusterControllers,
+		"--webhook-bind-address="+webhookAddr, "--webhook-cert-dir="+certDir)
 	startDaemon(t, "agent", binary, "agent", "--kubeconfig", agentKubeconfig, "--node-name", "realcluster-node",
-		"--root-dir", filepath.Join(dir, "agent"))
+		"--root-dir", filepath.Join(dir, "agent"), "--client-ca-file="+clientCA)
 	s.kubectl("wait", "--for=condition=Ready", "node/realcluster-node", "--timeout=60s")
 	return s
 }
@@ -109,6 +123,17 @@ func TestRealClusterJobSetSeeds(t *testing.T) {
 	t.Run("HostMaintenance", func(t *testing.T) { t.Parallel(); testHostMaintenance(s.inNamespace(t, "maintenance")) })
 	t.Run("SuccessPolicyAny", func(t *testing.T) { t.Parallel(); testSuccessPolicyAny(s.inNamespace(t, "successany")) })
 	t.Run("StartupPolicyInOrder", func(t *testing.T) { t.Parallel(); testInOrder(s.inNamespace(t, "inorder")) })
+	// Upstream JobSet v0.12 names seed 004's RecreateJob action RestartJob:
+	// its CRD refuses the seed as upstream-observed.md records, where
+	// batchlet server accepts both names.
+	t.Run("RecreateJobRefused", func(t *testing.T) {
+		t.Parallel()
+		c := s.inNamespace(t, "recreatejob")
+		out, err := c.kubectlStdin(seedCopy(t, "jobset-recreatejob-example.yaml"), "-n", c.ns, "apply", "-f", "-")
+		if err == nil || !strings.Contains(out, `Unsupported value: "RecreateJob": supported values: "FailJobSet", "RestartJobSet", "RestartJobSetAndIgnoreMaxRestarts", "RestartJob", "RestartJobAndIgnoreMaxRestarts"`) {
+			t.Errorf("apply of seed RecreateJob: %v\n%s\nwant the CRD's Unsupported value", err, out)
+		}
+	})
 }
 
 // startDaemon starts a long-running process for the test and stops it
@@ -180,6 +205,46 @@ current-context: real
 		t.Fatal(err)
 	}
 	return path
+}
+
+// writeClientCert issues a CA and, from it, the client certificate the API
+// server presents to the agent.
+func writeClientCert(t *testing.T, dir string) (caFile, certFile, keyFile string) {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kubelet-client-ca"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, _ := x509.MarshalECPrivateKey(key)
+	caFile, certFile, keyFile = filepath.Join(dir, "kubelet-client-ca.crt"), filepath.Join(dir, "kubelet-client.crt"), filepath.Join(dir, "kubelet-client.key")
+	for path, block := range map[string]*pem.Block{
+		caFile: {Type: "CERTIFICATE", Bytes: caDER}, certFile: {Type: "CERTIFICATE", Bytes: der}, keyFile: {Type: "EC PRIVATE KEY", Bytes: keyDER},
+	} {
+		if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return caFile, certFile, keyFile
 }
 
 func writeRSAKey(t *testing.T, path string) {

@@ -24,11 +24,15 @@ var resourceOf = map[schema.GroupKind]struct {
 	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}: {"customresourcedefinitions", false},
 	{Kind: "Namespace"}:      {"namespaces", false},
 	{Kind: "ServiceAccount"}: {"serviceaccounts", true},
-	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:        {"clusterroles", false},
-	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}: {"clusterrolebindings", false},
-	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:               {"roles", true},
-	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}:        {"rolebindings", true},
-	{Group: "apps", Kind: "Deployment"}:                              {"deployments", true},
+	{Kind: "Secret"}:         {"secrets", true},
+	{Kind: "Service"}:        {"services", true},
+	{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration"}:   {"mutatingwebhookconfigurations", false},
+	{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"}: {"validatingwebhookconfigurations", false},
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:                       {"clusterroles", false},
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}:                {"clusterrolebindings", false},
+	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:                              {"roles", true},
+	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}:                       {"rolebindings", true},
+	{Group: "apps", Kind: "Deployment"}:                                             {"deployments", true},
 }
 
 // Applier creates or replaces objects through a dynamic client. It replaces

@@ -159,9 +159,30 @@ func TestObjectsRefuseUnknownController(t *testing.T) {
 }
 
 func TestDeploymentRunsLeaderElectedControllers(t *testing.T) {
-	objs, err := Objects(Options{Namespace: "ops", Controllers: []string{"jobset"}, SkipCRDs: true, Image: "example.com/batchlet:v1", Replicas: 2})
+	certs, err := NewWebhookCerts(t.TempDir(), []string{serviceHost("ops")})
 	if err != nil {
 		t.Fatal(err)
+	}
+	objs, err := Objects(Options{Namespace: "ops", Controllers: []string{"jobset"}, SkipCRDs: true, Image: "example.com/batchlet:v1", Replicas: 2, Webhook: certs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	for _, o := range objs {
+		kinds[o.GetKind()] = true
+		if o.GetKind() == "MutatingWebhookConfiguration" {
+			hooks, _, _ := unstructured.NestedSlice(o.Object, "webhooks")
+			svc, _, _ := unstructured.NestedString(hooks[0].(map[string]any), "clientConfig", "service", "name")
+			ca, _, _ := unstructured.NestedString(hooks[0].(map[string]any), "clientConfig", "caBundle")
+			if svc != "batchlet-controllers-webhook" || ca == "" {
+				t.Errorf("mutating webhook calls service %q with caBundle %q, want batchlet-controllers-webhook and the CA", svc, ca)
+			}
+		}
+	}
+	for _, k := range []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "Service", "Secret"} {
+		if !kinds[k] {
+			t.Errorf("no %s among %v", k, kinds)
+		}
 	}
 	d := objs[len(objs)-1]
 	if d.GetKind() != "Deployment" {
@@ -170,8 +191,38 @@ func TestDeploymentRunsLeaderElectedControllers(t *testing.T) {
 	replicas, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
 	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
 	args := strings.Join(toStrings(containers[0].(map[string]any)["args"]), " ")
-	if replicas != 2 || !strings.Contains(args, "--leader-elect ") || !strings.Contains(args, "--controllers=jobset") {
+	if replicas != 2 || !strings.Contains(args, "--leader-elect ") || !strings.Contains(args, "--controllers=jobset") || !strings.Contains(args, "--webhook-cert-dir=") {
 		t.Errorf("replicas %d args %q, want 2 replicas running leader-elected jobset", replicas, args)
+	}
+}
+
+// TestApplierKnowsEveryKind renders everything install can and checks the
+// applier can map each kind to its resource.
+func TestApplierKnowsEveryKind(t *testing.T) {
+	certs, err := NewWebhookCerts(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range []Options{
+		{Namespace: "ops", Controllers: knownControllers(), Agent: true, Image: "x/batchlet:v1", Webhook: certs},
+		{Namespace: "ops", Controllers: []string{"jobset"}, WebhookURL: "https://127.0.0.1:9443", Webhook: certs},
+	} {
+		objs, err := Objects(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			if _, ok := resourceOf[o.GroupVersionKind().GroupKind()]; !ok {
+				t.Errorf("the applier does not know %s", o.GroupVersionKind())
+			}
+		}
+	}
+}
+
+func TestDeploymentOfJobSetNeedsWebhookCerts(t *testing.T) {
+	_, err := Objects(Options{Namespace: "ops", Controllers: []string{"jobset"}, Image: "example.com/batchlet:v1"})
+	if err == nil || !strings.Contains(err.Error(), "webhook needs certificates") {
+		t.Fatalf("err = %v, want the webhook to need certificates", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package install
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -43,6 +44,11 @@ type Options struct {
 	Image string
 	// Replicas of the Deployment; two or more rely on leader election.
 	Replicas int32
+	// Webhook, when set, adds the JobSet admission webhook: its
+	// configurations trust Webhook.CAPEM and call WebhookURL, or with no
+	// URL the Deployment's Service (with a Secret holding the certificate).
+	Webhook    *WebhookCerts
+	WebhookURL string
 }
 
 // Objects renders what `batchlet install` applies, in apply order: CRDs,
@@ -53,6 +59,9 @@ func Objects(opts Options) ([]*unstructured.Unstructured, error) {
 	}
 	if len(opts.Controllers) == 0 {
 		return nil, errors.New("install: at least one controller is required")
+	}
+	if opts.Webhook == nil && (opts.WebhookURL != "" || (opts.Image != "" && slices.Contains(opts.Controllers, "jobset"))) {
+		return nil, errors.New("install: the JobSet webhook needs certificates")
 	}
 	var objs []*unstructured.Unstructured
 	if !opts.SkipCRDs {
@@ -103,6 +112,9 @@ func typedObjects(opts Options) ([]runtime.Object, error) {
 	if opts.Agent {
 		objs = append(objs, serviceAccount(ns, AgentName), clusterRole(AgentName, agentRules), clusterRoleBinding(AgentName, ns))
 	}
+	if opts.Webhook != nil {
+		objs = append(objs, webhookObjects(opts)...)
+	}
 	if opts.Image != "" {
 		objs = append(objs, deployment(opts))
 	}
@@ -139,6 +151,13 @@ func deployment(opts Options) *appsv1.Deployment {
 	for _, c := range opts.Controllers {
 		args = append(args, "--controllers="+c)
 	}
+	var mounts []corev1.VolumeMount
+	var volumes []corev1.Volume
+	if opts.Webhook != nil {
+		args = append(args, fmt.Sprintf("--webhook-bind-address=:%d", webhookPort), "--webhook-cert-dir="+WebhookCertDir)
+		mounts = []corev1.VolumeMount{{Name: "webhook-certs", MountPath: WebhookCertDir, ReadOnly: true}}
+		volumes = []corev1.Volume{{Name: "webhook-certs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: WebhookSecretName}}}}
+	}
 	return &appsv1.Deployment{
 		TypeMeta:   typeMeta(appsv1.SchemeGroupVersion, "Deployment"),
 		ObjectMeta: metav1.ObjectMeta{Name: ControllersName, Namespace: opts.Namespace},
@@ -149,11 +168,13 @@ func deployment(opts Options) *appsv1.Deployment {
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
 					ServiceAccountName: ControllersName,
+					Volumes:            volumes,
 					Containers: []corev1.Container{{
-						Name:  "controllers",
-						Image: opts.Image,
-						Args:  args,
-						Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: 8080}},
+						Name:         "controllers",
+						Image:        opts.Image,
+						Args:         args,
+						VolumeMounts: mounts,
+						Ports:        []corev1.ContainerPort{{Name: "metrics", ContainerPort: 8080}, {Name: "webhook", ContainerPort: webhookPort}},
 						SecurityContext: &corev1.SecurityContext{
 							RunAsNonRoot:             ptr.To(true),
 							AllowPrivilegeEscalation: ptr.To(false),
