@@ -133,7 +133,9 @@ func TestInstallDryRunAndCRDs(t *testing.T) {
 	out, err = kubectlLocal(objs, "label", "--local", "-f", "-", "-o", "name", "checked=true")
 	want := "namespace/batchlet-system\nserviceaccount/batchlet-controllers\nclusterrole.rbac.authorization.k8s.io/batchlet-controllers\n" +
 		"clusterrolebinding.rbac.authorization.k8s.io/batchlet-controllers\nrole.rbac.authorization.k8s.io/batchlet-controllers-leader-election\n" +
-		"rolebinding.rbac.authorization.k8s.io/batchlet-controllers-leader-election\ndeployment.apps/batchlet-controllers"
+		"rolebinding.rbac.authorization.k8s.io/batchlet-controllers-leader-election\nsecret/batchlet-controllers-webhook-tls\n" +
+		"service/batchlet-controllers-webhook\ndeployment.apps/batchlet-controllers\n" +
+		"mutatingwebhookconfiguration.admissionregistration.k8s.io/batchlet-jobset\nvalidatingwebhookconfiguration.admissionregistration.k8s.io/batchlet-jobset"
 	if err != nil || strings.TrimSpace(out) != want {
 		t.Errorf("kubectl label --local of `batchlet install --dry-run`: %v\n%s\nwant:\n%s", err, out, want)
 	}

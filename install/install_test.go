@@ -184,9 +184,17 @@ func TestDeploymentRunsLeaderElectedControllers(t *testing.T) {
 			t.Errorf("no %s among %v", k, kinds)
 		}
 	}
-	d := objs[len(objs)-1]
-	if d.GetKind() != "Deployment" {
-		t.Fatalf("last object is %s, want the Deployment", d.GetKind())
+	var d *unstructured.Unstructured
+	for i, o := range objs {
+		if o.GetKind() == "Deployment" {
+			d = o
+			if k := objs[len(objs)-1].GetKind(); i != len(objs)-3 || k != "ValidatingWebhookConfiguration" {
+				t.Errorf("the Deployment is object %d of %d, last %s; want it just before the webhook configurations", i, len(objs), k)
+			}
+		}
+	}
+	if d == nil {
+		t.Fatal("no Deployment")
 	}
 	replicas, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
 	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")

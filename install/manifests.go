@@ -112,13 +112,19 @@ func typedObjects(opts Options) ([]runtime.Object, error) {
 	if opts.Agent {
 		objs = append(objs, serviceAccount(ns, AgentName), clusterRole(AgentName, agentRules), clusterRoleBinding(AgentName, ns))
 	}
+	// The webhook's configurations come last: with failurePolicy Fail they
+	// refuse JobSets until what serves them is in place.
+	var configs []runtime.Object
 	if opts.Webhook != nil {
-		objs = append(objs, webhookObjects(opts)...)
+		configs = webhookConfigurations(opts)
+		if opts.WebhookURL == "" {
+			objs = append(objs, webhookServing(opts)...)
+		}
 	}
 	if opts.Image != "" {
 		objs = append(objs, deployment(opts))
 	}
-	return objs, nil
+	return append(objs, configs...), nil
 }
 
 func serviceAccount(ns, name string) *corev1.ServiceAccount {

@@ -111,10 +111,9 @@ func WebhookHost(rawURL string) (string, error) {
 	return host, nil
 }
 
-// webhookObjects are the mutating and validating configurations for
-// JobSets, calling the URL when set, else the in-cluster Service (with the
-// Service and the certificate's Secret).
-func webhookObjects(opts Options) []runtime.Object {
+// webhookConfigurations are the mutating and validating configurations for
+// JobSets, calling the URL when set, else the in-cluster Service.
+func webhookConfigurations(opts Options) []runtime.Object {
 	client := func(path string) admissionregistrationv1.WebhookClientConfig {
 		cc := admissionregistrationv1.WebhookClientConfig{CABundle: opts.Webhook.CAPEM}
 		if opts.WebhookURL != "" {
@@ -130,7 +129,7 @@ func webhookObjects(opts Options) []runtime.Object {
 	}}
 	none := admissionregistrationv1.SideEffectClassNone
 	fail := admissionregistrationv1.Fail
-	objs := []runtime.Object{
+	return []runtime.Object{
 		&admissionregistrationv1.MutatingWebhookConfiguration{
 			TypeMeta:   typeMeta(admissionregistrationv1.SchemeGroupVersion, "MutatingWebhookConfiguration"),
 			ObjectMeta: metav1.ObjectMeta{Name: WebhookName},
@@ -148,11 +147,13 @@ func webhookObjects(opts Options) []runtime.Object {
 			}},
 		},
 	}
-	if opts.WebhookURL != "" {
-		return objs
-	}
+}
+
+// webhookServing is the in-cluster webhook's Service and its certificate's
+// Secret, which the Deployment mounts.
+func webhookServing(opts Options) []runtime.Object {
 	labels := map[string]string{"app.kubernetes.io/name": ControllersName}
-	return append(objs,
+	return []runtime.Object{
 		&corev1.Secret{
 			TypeMeta:   typeMeta(corev1.SchemeGroupVersion, "Secret"),
 			ObjectMeta: metav1.ObjectMeta{Name: WebhookSecretName, Namespace: opts.Namespace},
@@ -165,5 +166,6 @@ func webhookObjects(opts Options) []runtime.Object {
 			Spec: corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{
 				Name: "webhook", Port: 443, TargetPort: intstr.FromInt32(webhookPort),
 			}}},
-		})
+		},
+	}
 }
