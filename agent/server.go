@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/batchlet/batchlet/apiserver/query"
 	"io"
 	"net/http"
 	"strconv"
@@ -127,7 +128,7 @@ func (a *Agent) handleLogs(w http.ResponseWriter, r *http.Request) {
 func logOptions(r *http.Request, now time.Time) (runtime.LogOptions, error) {
 	q := r.URL.Query()
 	var o runtime.LogOptions
-	o.Follow, o.Previous, o.Timestamps = q.Get("follow") == "true", q.Get("previous") == "true", q.Get("timestamps") == "true"
+	o.Follow, o.Previous, o.Timestamps = query.Bool(q, "follow"), query.Bool(q, "previous"), query.Bool(q, "timestamps")
 	parse := func(key string) (*int64, error) {
 		v := q.Get(key)
 		if v == "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/batchlet/batchlet/apiserver/query"
 	"net/http"
 	"sync"
 
@@ -68,7 +69,7 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, info reques
 		s.writeError(w, apierrors.NewBadRequest("PATCH /apply requires fieldManager"))
 		return
 	}
-	force := q.Get("force") == "true"
+	force := query.Bool(q, "force")
 	// The field manager records the Apply itself; no extra Update entry.
 	r = r.WithContext(context.WithValue(r.Context(), ctxFieldManager, ""))
 	applied, err := s.readApplied(r, res.GVK(), info.Name)

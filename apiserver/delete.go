@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/batchlet/batchlet/apiserver/query"
 	"net/http"
 	"strconv"
 	"time"
@@ -42,10 +43,9 @@ func (s *Server) deleteOptions(w http.ResponseWriter, r *http.Request) (*metav1.
 		p := metav1.DeletionPropagation(v)
 		opts.PropagationPolicy = &p
 	}
-	if v := q.Get("orphanDependents"); v != "" {
-		b := v == "true"
+	if b := query.OptionalBool(q, "orphanDependents"); b != nil {
 		//lint:ignore SA1019 kube-apiserver still honours the deprecated orphanDependents for older clients; so do we
-		opts.OrphanDependents = &b
+		opts.OrphanDependents = b
 	}
 	if isDryRun(r) {
 		opts.DryRun = []string{metav1.DryRunAll}

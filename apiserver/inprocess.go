@@ -3,6 +3,7 @@ package apiserver
 import (
 	"bytes"
 	"context"
+	"github.com/batchlet/batchlet/apiserver/query"
 	"io"
 	"net/http"
 	"strings"
@@ -74,7 +75,7 @@ func (t *inProcessTransport) RoundTrip(req *http.Request) (*http.Response, error
 // proxies); every other answer is complete when the handler returns.
 func streams(r *http.Request) bool {
 	q := r.URL.Query()
-	if w := q.Get("watch"); w == "true" || w == "1" || q.Get("follow") == "true" || r.Header.Get("Upgrade") != "" {
+	if query.Bool(q, "watch") || query.Bool(q, "follow") || r.Header.Get("Upgrade") != "" {
 		return true
 	}
 	p := r.URL.Path

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/batchlet/batchlet/apiserver/query"
 	"io"
 	"net"
 	"net/http"
@@ -170,7 +171,7 @@ func (s *Server) handleExec(w http.ResponseWriter, r *http.Request, info request
 	q := url.Values{}
 	q["command"] = in["command"]
 	for from, to := range map[string]string{"stdin": "input", "stdout": "output", "stderr": "error", "tty": "tty"} {
-		if v := in.Get(from); v == "true" || v == "1" {
+		if query.Bool(in, from) {
 			q.Set(to, "1")
 		}
 	}

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"github.com/batchlet/batchlet/apiserver/query"
 	"net/http"
 	"strings"
 
@@ -66,7 +67,7 @@ func verbFor(r *http.Request, info requestInfo) string {
 		if info.Name != "" {
 			return "get"
 		}
-		if w := q.Get("watch"); w == "true" || w == "1" {
+		if query.Bool(q, "watch") {
 			return "watch"
 		}
 		return "list"

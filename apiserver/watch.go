@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/batchlet/batchlet/apiserver/query"
+	"k8s.io/utils/ptr"
 	"net/http"
 	"strconv"
 	"time"
@@ -62,7 +64,8 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, info reques
 	defer cancel()
 	wt := &watcher{s: s, w: w, r: r, res: info.Res, f: f, format: format}
 	rv := q.Get("resourceVersion")
-	sendInitial := q.Get("sendInitialEvents") == "true" || (q.Get("sendInitialEvents") == "" && (rv == "" || rv == "0"))
+	sendInitialEvents := query.OptionalBool(q, "sendInitialEvents")
+	sendInitial := ptr.Deref(sendInitialEvents, rv == "" || rv == "0")
 	st, err := s.startWatch(ctx, info.Res, info.Namespace, f, rv, sendInitial)
 	if err == nil && st.initial != nil && format != formatObject {
 		err = s.decodeItems(info.Res, st.initial)
@@ -84,8 +87,8 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, info reques
 	if initial != nil && !wt.writeInitial(initial) {
 		return
 	}
-	bookmarks := q.Get("allowWatchBookmarks") == "true"
-	if q.Get("sendInitialEvents") == "true" && bookmarks {
+	bookmarks := query.Bool(q, "allowWatchBookmarks")
+	if ptr.Deref(sendInitialEvents, false) && bookmarks {
 		wt.writeBookmark(true)
 	}
 	wt.flush()
