@@ -72,7 +72,7 @@ reports the host's whole cpu and memory as its capacity.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the server to join (default: $KUBECONFIG, then the default data dir's)")
 	fl.StringVar(&f.nodeName, "node-name", "", "name of the Node to register (default: the host name)")
-	fl.StringVar(&f.runtime, "runtime", "process", "pod runtime: process or sim")
+	fl.StringVar(&f.runtime, "runtime", "process", "pod runtime: process, image (containers run from their images) or sim")
 	fl.StringVar(&f.rootDir, "root-dir", "", "directory for the pods' files (default: a directory named after the node under the system temp dir)")
 	fl.StringVar(&f.listenAddress, "listen-address", "127.0.0.1", "IP the kubelet endpoints listen on, advertised as the Node's InternalIP")
 	fl.IntVar(&f.port, "port", 0, "port of the kubelet endpoints (0 picks a free one)")
@@ -172,12 +172,18 @@ func agentRuntime(ctx context.Context, kind, rootDir string, logger *slog.Logger
 	switch kind {
 	case "sim":
 		return sim.New(ctx, clock.RealClock{}), nil
-	case "process":
-		rt, err := process.New(process.Config{RootDir: rootDir, Logger: logger.With("component", "runtime")})
+	case "process", "image":
+		cfg := process.Config{RootDir: rootDir, Logger: logger.With("component", "runtime")}
+		// The image store sits beside the pod directories, not among them.
+		err := process.WithImages(&cfg, process.ImageOptions{Dir: rootDir + "-images", ByDefault: kind == "image"})
 		if err != nil {
-			return nil, fmt.Errorf("process runtime: %w", err)
+			return nil, fmt.Errorf("%s runtime: %w", kind, err)
+		}
+		rt, err := process.New(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("%s runtime: %w", kind, err)
 		}
 		return rt, nil
 	}
-	return nil, fmt.Errorf("unknown runtime %q: want process or sim", kind)
+	return nil, fmt.Errorf("unknown runtime %q: want process, image or sim", kind)
 }

@@ -29,6 +29,7 @@ type runFlags struct {
 	output     string
 	namespace  string
 	runtime    string
+	mirrors    []string
 }
 
 func newRunCommand() *cobra.Command {
@@ -64,7 +65,8 @@ private temporary data dir and tears it down at the end.`,
 	fl.DurationVar(&f.timeout, "timeout", 0, "give up (exit 1) after this long; 0 waits forever")
 	fl.StringVarP(&f.output, "output", "o", "", "final status format: '' (summary) or json")
 	fl.StringVarP(&f.namespace, "namespace", "n", "default", "namespace for objects that name none")
-	fl.StringVar(&f.runtime, "runtime", "process", "pod runtime of the embedded agent: process or sim")
+	fl.StringVar(&f.runtime, "runtime", "process", "pod runtime of the embedded agent: process, image (containers run from their images) or sim")
+	fl.StringSliceVar(&f.mirrors, "registry-mirror", nil, "pull REGISTRY's images from MIRROR instead (REGISTRY=MIRROR; repeatable)")
 	return cmd
 }
 
@@ -181,7 +183,7 @@ func runTarget(ctx context.Context, f runFlags, stderr io.Writer) (*rest.Config,
 	logger := newLogger(os.Getenv("BATCHLET_LOG"), stderr)
 	routeKlog(logger)
 	cp, err := controlplane.Start(ctx, controlplane.Options{
-		DataDir: dataDir, Port: 0, Runtime: f.runtime, Ephemeral: temp && !f.keep, Logger: logger,
+		DataDir: dataDir, Port: 0, Runtime: f.runtime, RegistryMirrors: f.mirrors, Ephemeral: temp && !f.keep, Logger: logger,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("start embedded control plane: %w", err)

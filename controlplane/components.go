@@ -156,12 +156,18 @@ func (cp *ControlPlane) newRuntime(ctx context.Context) (runtime.Runtime, error)
 	switch cp.opts.Runtime {
 	case "sim":
 		return sim.New(ctx, clock.RealClock{}), nil
-	case "process":
-		rt, err := process.New(process.Config{RootDir: filepath.Join(cp.opts.DataDir, "pods"), Logger: cp.log.With("component", "runtime")})
+	case "process", "image":
+		cfg := process.Config{RootDir: filepath.Join(cp.opts.DataDir, "pods"), Logger: cp.log.With("component", "runtime")}
+		err := process.WithImages(&cfg, process.ImageOptions{Dir: filepath.Join(cp.opts.DataDir, "images"), ByDefault: cp.opts.Runtime == "image",
+			Mirrors: cp.opts.RegistryMirrors, DockerConfig: cp.opts.DockerConfig})
 		if err != nil {
-			return nil, fmt.Errorf("process runtime: %w", err)
+			return nil, fmt.Errorf("%s runtime: %w", cp.opts.Runtime, err)
+		}
+		rt, err := process.New(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("%s runtime: %w", cp.opts.Runtime, err)
 		}
 		return rt, nil
 	}
-	return nil, fmt.Errorf("unknown runtime %q: want process or sim", cp.opts.Runtime)
+	return nil, fmt.Errorf("unknown runtime %q: want process, image or sim", cp.opts.Runtime)
 }

@@ -18,8 +18,14 @@ type Options struct {
 	// free port.
 	BindAddress string
 	Port        int
-	// Runtime is the embedded agent's pod runtime: "process" or "sim".
+	// Runtime is the embedded agent's pod runtime: "process", "image"
+	// (pods run from their images) or "sim". With "process" a pod can
+	// still ask for its image (runtimeClassName: image).
 	Runtime string
+	// RegistryMirrors ("registry=mirror") and DockerConfig (a docker
+	// config.json with credentials) configure image pulls.
+	RegistryMirrors []string
+	DockerConfig    string
 	// NoAgent disables the embedded node agent.
 	NoAgent bool
 	// MaxPods is the embedded node's pod capacity; 0 picks 1,000 for the

@@ -201,7 +201,20 @@ func (p *Puller) pull(ctx context.Context, ref name.Reference, kc authn.Keychain
 	defer func() { <-p.serial }()
 	start := p.clock.Now()
 	img, err := p.cfg.Store.Pull(ctx, ref, kc, p.cfg.Mirrors)
+	if err != nil {
+		// containerd's wording, with the registry's own message.
+		err = fmt.Errorf("failed to pull and unpack image %q: %w", FullName(ref), err)
+	}
 	return img, p.clock.Since(start), start.Sub(queued), err
+}
+
+// FullName is ref's fully qualified name as containerd writes it
+// ("docker.io/library/busybox:1.36").
+func FullName(ref name.Reference) string {
+	if n, ok := strings.CutPrefix(ref.Name(), name.DefaultRegistry+"/"); ok {
+		return "docker.io/" + n
+	}
+	return ref.Name()
 }
 
 // inBackOff reports whether key's last pull failed less than its back-off

@@ -25,7 +25,11 @@
 // stops as it would if it were not init.
 //
 // The container image is recorded, never pulled: the command runs with the
-// host's programs. A container without a command cannot start (StartError).
+// host's programs — unless the image runtime is configured (Config.Images)
+// and the pod runs from its image (image.go, imagens.go): then the image is
+// pulled through runtime/image, the container's root is the image
+// (overlayfs or a copy) and runtime/containerinit finishes the start
+// inside it. A container without a command cannot start (StartError).
 // Without a workingDir a container runs in its pod's scratch directory.
 // Memory and cpu limits are applied with cgroup v2 when it is writable.
 // A container whose spec asks for stdin reads a pipe that attach feeds

@@ -277,3 +277,37 @@ func imageID(spec *corev1.Container, ci *containerImage) string {
 	}
 	return repo + "@" + ci.img.Digest.String()
 }
+
+// ImageOptions configure the image runtime of a process runtime.
+type ImageOptions struct {
+	// Dir is the image store's directory (<data-dir>/images).
+	Dir string
+	// ByDefault runs every pod from its image unless it asks for the
+	// process runtime (batchlet server --runtime=image).
+	ByDefault bool
+	// Mirrors are "registry=mirror" pairs (see image.ParseMirrors).
+	Mirrors []string
+	// DockerConfig is a docker config.json with registry credentials.
+	DockerConfig string
+	// Rootfs is "overlay" (default) or "copy".
+	Rootfs string
+}
+
+// WithImages sets cfg up to run pods from their images: those that ask
+// for it, or all with o.ByDefault.
+func WithImages(cfg *Config, o ImageOptions) error {
+	mirrors, err := image.ParseMirrors(o.Mirrors)
+	if err != nil {
+		return err
+	}
+	store, err := image.Open(o.Dir)
+	if err != nil {
+		return err
+	}
+	puller, err := image.NewPuller(image.PullerConfig{Store: store, Clock: cfg.Clock, Mirrors: mirrors, DockerConfig: o.DockerConfig})
+	if err != nil {
+		return err
+	}
+	cfg.Images, cfg.ImagesByDefault, cfg.ImageRootfs = puller, o.ByDefault, o.Rootfs
+	return nil
+}

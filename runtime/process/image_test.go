@@ -209,3 +209,29 @@ func TestImageSIGTERMGrace(t *testing.T) {
 		t.Fatal("killed before the grace period ended")
 	}
 }
+
+// TestRuntimeSelection: with the process runtime as the default, a pod asks
+// for its image with runtimeClassName or the annotation; others run on the
+// host as before.
+func TestRuntimeSelection(t *testing.T) {
+	r, _ := newImageRuntime(t, "")
+	r.cfg.ImagesByDefault = false
+	reg := imagetest.Registry(t)
+	imagetest.Push(t, reg+"/app:1", appImage(t))
+	check := func(uid string, p *corev1.Pod, want string) {
+		t.Helper()
+		runToEnd(t, r, p)
+		if got := logs(t, r, types.UID(uid), "main", runtime.LogOptions{}); !strings.Contains(got, want) {
+			t.Fatalf("%s: log %q lacks %q", uid, got, want)
+		}
+	}
+	cat := corev1.Container{Name: "main", Image: reg + "/app:1", Command: []string{"sh", "-c", "cat /hello 2>/dev/null || echo on the host"}}
+	byClass := testPod("class", corev1.RestartPolicyNever, cat)
+	class := RuntimeImage
+	byClass.Spec.RuntimeClassName = &class
+	check("class", byClass, "hello from the image")
+	byAnnotation := testPod("annotation", corev1.RestartPolicyNever, cat)
+	byAnnotation.Annotations[RuntimeAnnotation] = RuntimeImage
+	check("annotation", byAnnotation, "hello from the image")
+	check("default", testPod("default", corev1.RestartPolicyNever, cat), "on the host")
+}
