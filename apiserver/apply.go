@@ -41,7 +41,7 @@ func (f *fieldManagers) get(res *registry.Resource, sub string) (*managedfields.
 	gvk := res.GVK()
 	var m *managedfields.FieldManager
 	var err error
-	if res.GVR.Group == "jobset.x-k8s.io" {
+	if res.GVR.Group == "jobset.x-k8s.io" || res.CustomResource {
 		// The jobset module ships no structural schema: deduce types from
 		// the objects, as for a CRD without one.
 		m, err = managedfields.NewDefaultCRDFieldManager(managedfields.NewDeducedTypeConverter(), f.scheme, f.scheme, f.scheme, gvk, gvk.GroupVersion(), sub, nil)
@@ -167,6 +167,9 @@ func (s *Server) typed(res *registry.Resource, obj runtime.Object) (runtime.Obje
 		return obj, nil
 	}
 	out := res.New()
+	if res.PruneRaw != nil {
+		res.PruneRaw(u.Object)
+	}
 	if res.DefaultRaw != nil {
 		res.DefaultRaw(u.Object)
 	}

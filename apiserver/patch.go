@@ -27,7 +27,7 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info reques
 		s.handleApply(w, r, info, mode)
 		return
 	case types.StrategicMergePatchType:
-		if res.GVR.Group == "jobset.x-k8s.io" {
+		if res.GVR.Group == "jobset.x-k8s.io" || res.CustomResource {
 			s.writeError(w, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", res.GroupResource(), info.Name,
 				"strategic merge patch format is not supported", 0, false))
 			return
@@ -269,7 +269,7 @@ func (s *Server) currentJSON(res *registry.Resource, cur runtime.Object) ([]byte
 	if err != nil {
 		return json.Marshal(cur)
 	}
-	key := objKey{res.GVR.Group, objectKey(res, m.GetNamespace(), m.GetName())}
+	key := objKey{viewOf(res), objectKey(res, m.GetNamespace(), m.GetName())}
 	ent, err := s.entCache.get(key, rev, func() (*storedEntry, error) {
 		data, err := json.Marshal(cur)
 		if err != nil {
