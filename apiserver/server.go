@@ -81,19 +81,19 @@ type Config struct {
 
 // Server is the API server. Create it with New.
 type Server struct {
-	cfg       Config
-	store     storage.Backend
-	clock     clock.Clock
-	log       *slog.Logger
-	scheme    *runtime.Scheme
-	served    *servedTable
+	cfg    Config
+	store  storage.Backend
+	clock  clock.Clock
+	log    *slog.Logger
+	scheme *runtime.Scheme
+	served *servedTable
 	// crdMu serialises the CRD sync (names, conditions, serving, cleanup).
-	crdMu sync.Mutex
-	metrics   *metrics
-	handler   http.Handler
-	nsWake    chan struct{}
-	entCache  *latestCache[*storedEntry]
-	decCache  *ringCache[runtime.Object]
+	crdMu    sync.Mutex
+	metrics  *metrics
+	handler  http.Handler
+	nsWake   chan struct{}
+	entCache *latestCache[*storedEntry]
+	decCache *ringCache[runtime.Object]
 	// localCache holds the copies local informers share (see LocalListerWatcher).
 	localCache *ringCache[runtime.Object]
 	// protobuf encodes and decodes Kubernetes' protobuf envelope.
