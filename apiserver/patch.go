@@ -27,7 +27,13 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info reques
 		s.handleApply(w, r, info, mode)
 		return
 	case types.StrategicMergePatchType:
-		if res.GVR.Group == "jobset.x-k8s.io" || res.CustomResource {
+		if res.CustomResource {
+			s.writeError(w, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", res.GroupResource(), info.Name,
+				fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s",
+					types.JSONPatchType, types.MergePatchType, types.ApplyPatchType), 0, false))
+			return
+		}
+		if res.GVR.Group == "jobset.x-k8s.io" {
 			s.writeError(w, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", res.GroupResource(), info.Name,
 				"strategic merge patch format is not supported", 0, false))
 			return
