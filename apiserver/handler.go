@@ -88,7 +88,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveOptional(w, r, s.cfg.OpenAPIV2)
 		return
 	case path == "/openapi/v3" || strings.HasPrefix(path, "/openapi/v3/"):
-		s.serveOptional(w, r, s.cfg.OpenAPIV3)
+		s.serveOpenAPIV3(w, r)
 		return
 	}
 	if s.serveDiscovery(w, r) {
