@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -46,9 +47,10 @@ func (f *fieldManagers) get(res *registry.Resource, sub string) (*managedfields.
 		// which are unstructured and converted between versions by
 		// rewriting apiVersion (conversion strategy None).
 		m, err = managedfields.NewDefaultCRDFieldManager(managedfields.NewDeducedTypeConverter(), unstructuredConverter{}, f.scheme, unstructuredConverter{}, gvk, gvk.GroupVersion(), sub, nil)
-	} else if res.GVR.Group == "jobset.x-k8s.io" {
-		// The jobset module ships no structural schema: deduce types from
-		// the objects, as for a CRD without one.
+	} else if res.GVR.Group == "jobset.x-k8s.io" || res.GVR.Group == apiextensionsv1.GroupName {
+		// The jobset module ships no structural schema, and client-go's
+		// schema has no apiextensions types: deduce types from the
+		// objects, as for a CRD without a schema.
 		m, err = managedfields.NewDefaultCRDFieldManager(managedfields.NewDeducedTypeConverter(), f.scheme, f.scheme, f.scheme, gvk, gvk.GroupVersion(), sub, nil)
 	} else {
 		if f.builtin == nil {
