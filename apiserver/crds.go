@@ -2,11 +2,14 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/install"
+	"github.com/batchlet/batchlet/storage"
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,23 +44,58 @@ func (s *Server) crdResource() *registry.Resource {
 // bootstrapCRDs creates the JobSet CRD when missing and serves the
 // established CRDs found in the store.
 func (s *Server) bootstrapCRDs(ctx context.Context) error {
-	objs, err := install.CRDs()
-	if err != nil {
-		return fmt.Errorf("apiserver: read the JobSet CRD: %w", err)
-	}
-	for _, u := range objs {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, crd); err != nil {
-			return fmt.Errorf("apiserver: decode %s: %w", u.GetName(), err)
+	res := s.crdResource()
+	if _, err := s.store.Get(ctx, objectKey(res, "", builtinCRD)); errors.Is(err, storage.ErrNotFound) {
+		crds, err := generatedCRDs()
+		if err != nil {
+			return fmt.Errorf("apiserver: read the JobSet CRD: %w", err)
 		}
-		crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-		if _, err := s.createObject(ctx, s.crdResource(), crd, false); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("apiserver: create CRD %s: %w", crd.Name, err)
+		// The generated CRD is trusted and complete: validating its large
+		// schema and establishing it in a second write would cost every
+		// start (and every test server) a good part of a second.
+		trusted := *res
+		trusted.Validate, trusted.ValidateChecksMeta, trusted.PrepareForCreate = nil, false, nil
+		now := metav1.NewTime(s.clock.Now())
+		for _, generated := range crds {
+			// A shallow copy: the create sets metadata and status and only
+			// reads the (large) spec.
+			c := *generated
+			crd := &c
+			names, accepted, established := acceptNames(crd, crdNames{resources: sets.New[string](), kinds: sets.New[string]()}, now)
+			crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{AcceptedNames: names,
+				Conditions: []apiextensionsv1.CustomResourceDefinitionCondition{accepted, established}}
+			if v, err := apihelpers.GetCRDStorageVersion(crd); err == nil {
+				crd.Status.StoredVersions = []string{v}
+			}
+			if _, err := s.createObject(ctx, &trusted, crd, false); err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("apiserver: create CRD %s: %w", crd.Name, err)
+			}
 		}
+	} else if err != nil {
+		return fmt.Errorf("apiserver: read CRD %s: %w", builtinCRD, err)
 	}
 	s.syncCRDs(ctx)
 	return nil
 }
+
+// generatedCRDs are install/'s CRDs, decoded once per process (the YAML
+// is large) and never modified: callers copy them.
+var generatedCRDs = sync.OnceValues(func() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	objs, err := install.CRDs()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(objs))
+	for _, u := range objs {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, crd); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", u.GetName(), err)
+		}
+		crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+		out = append(out, crd)
+	}
+	return out, nil
+})
 
 // runCRDLoop re-syncs the CRDs until ctx ends: a terminating CRD whose
 // objects were still finalizing is finished on a later pass.
@@ -85,9 +123,10 @@ func (s *Server) syncCRDs(ctx context.Context) {
 		s.log.Warn("list CRDs", "err", err)
 		return
 	}
+	// Only read: the items may be the store's shared decoded copies.
 	crds := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(lr.items))
 	for _, obj := range lr.items {
-		crds = append(crds, obj.(*apiextensionsv1.CustomResourceDefinition).DeepCopy())
+		crds = append(crds, obj.(*apiextensionsv1.CustomResourceDefinition))
 	}
 	// The oldest CRD keeps a contested name, as upstream where it was
 	// accepted first.
@@ -120,7 +159,7 @@ func (s *Server) syncCRD(ctx context.Context, crd *apiextensionsv1.CustomResourc
 	taken := s.takenNames(crd, all)
 	now := metav1.NewTime(s.clock.Now())
 	names, accepted, established := acceptNames(crd, taken, now)
-	want := crd.DeepCopy()
+	want := &apiextensionsv1.CustomResourceDefinition{Status: *crd.Status.DeepCopy()}
 	want.Status.AcceptedNames = names
 	setCRDCondition(want, accepted, now)
 	setCRDCondition(want, established, now)
@@ -286,6 +325,7 @@ func (s *Server) finishCRD(ctx context.Context, crd *apiextensionsv1.CustomResou
 	}
 	remaining := 0
 	if res != nil {
+		s.served.setTerminating(crd.Name)
 		n, err := s.deleteAllOf(ctx, res)
 		if err != nil {
 			s.log.Warn("delete custom resources", "name", crd.Name, "err", err)

@@ -143,3 +143,74 @@ func TestCustomResourceServerSideApply(t *testing.T) {
 		t.Fatalf("applied object not defaulted and pruned: %s", data)
 	}
 }
+
+func TestCustomResourceListAndDelete(t *testing.T) {
+	e := newTestEnv(t)
+	e.createCRD(t, crontabCRD)
+	for _, name := range []string{"a", "b"} {
+		body := `{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"` + name + `"},"spec":{"cronSpec":"* * * * *"}}`
+		if code, data := e.do(t, http.MethodPost, "/apis/stable.example.com/v1/namespaces/default/crontabs", "", "application/json", []byte(body), testToken); code != http.StatusCreated {
+			t.Fatalf("create %s: %d %s", name, code, data)
+		}
+	}
+	code, data := e.do(t, http.MethodGet, "/apis/stable.example.com/v1/crontabs?fieldSelector=metadata.name%3Db", "", "", nil, testToken)
+	var list struct {
+		APIVersion, Kind string
+		Items            []map[string]interface{}
+	}
+	if err := json.Unmarshal(data, &list); code != http.StatusOK || err != nil {
+		t.Fatalf("list: %d %v %s", code, err, data)
+	}
+	if list.Kind != "CronTabList" || list.APIVersion != "stable.example.com/v1" || len(list.Items) != 1 || list.Items[0]["kind"] != "CronTab" {
+		t.Fatalf("list = %s", data)
+	}
+	if code, data := e.do(t, http.MethodDelete, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com", "", "", nil, testToken); code != http.StatusOK {
+		t.Fatalf("delete CRD: %d %s", code, data)
+	}
+	if code, _ := e.do(t, http.MethodGet, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com", "", "", nil, testToken); code != http.StatusNotFound {
+		t.Fatalf("CRD after delete: %d, want 404", code)
+	}
+	if code, _ := e.do(t, http.MethodGet, "/apis/stable.example.com/v1/namespaces/default/crontabs/a", "", "", nil, testToken); code != http.StatusNotFound {
+		t.Fatalf("custom resource after CRD delete: %d, want 404", code)
+	}
+	if _, err := e.store.Get(e.ctx, "/registry/stable.example.com/crontabs/default/a"); err == nil {
+		t.Fatal("custom resource still stored after its CRD was deleted")
+	}
+}
+
+// A CRD whose objects are still finalizing stays Terminating, refuses new
+// objects, and goes once the last finalizer is removed.
+func TestCRDTerminatingWaitsForFinalizers(t *testing.T) {
+	e := newTestEnv(t)
+	e.createCRD(t, crontabCRD)
+	const base = "/apis/stable.example.com/v1/namespaces/default/crontabs"
+	body := `{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"held","finalizers":["example.com/hold"]},"spec":{"cronSpec":"* * * * *"}}`
+	if code, data := e.do(t, http.MethodPost, base, "", "application/json", []byte(body), testToken); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, data)
+	}
+	if code, data := e.do(t, http.MethodDelete, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com", "", "", nil, testToken); code != http.StatusOK {
+		t.Fatalf("delete CRD: %d %s", code, data)
+	}
+	_, data := e.do(t, http.MethodGet, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com", "", "", nil, testToken)
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := json.Unmarshal(data, &crd); err != nil {
+		t.Fatal(err)
+	}
+	c := apihelpers.FindCRDCondition(&crd, apiextensionsv1.Terminating)
+	if c == nil || c.Status != apiextensionsv1.ConditionTrue || c.Reason != "InstanceDeletionInProgress" || !apihelpers.CRDHasFinalizer(&crd, apiextensionsv1.CustomResourceCleanupFinalizer) {
+		t.Fatalf("terminating CRD: condition %+v finalizers %v", c, crd.Finalizers)
+	}
+	other := strings.Replace(body, `"held"`, `"new"`, 1)
+	code, data := e.do(t, http.MethodPost, base, "", "application/json", []byte(other), testToken)
+	if st := decodeStatus(t, data); code != http.StatusForbidden || !strings.Contains(st.Message, "create not allowed while custom resource definition is terminating") {
+		t.Fatalf("create while terminating: %d %s", code, st.Message)
+	}
+	patch := `{"metadata":{"finalizers":null}}`
+	if code, data := e.do(t, http.MethodPatch, base+"/held", "", "application/merge-patch+json", []byte(patch), testToken); code != http.StatusOK {
+		t.Fatalf("drop finalizer: %d %s", code, data)
+	}
+	e.srv.syncCRDs(e.ctx) // what the CRD loop does on its next pass
+	if code, _ := e.do(t, http.MethodGet, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com", "", "", nil, testToken); code != http.StatusNotFound {
+		t.Fatalf("CRD after its last object went: %d, want 404", code)
+	}
+}

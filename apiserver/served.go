@@ -14,10 +14,12 @@ type servedTable struct {
 	mu      sync.RWMutex
 	byGVR   map[schema.GroupVersionResource]*registry.Resource
 	ordered []*registry.Resource
+	// terminating CRDs still serve their objects but refuse new ones.
+	terminating map[string]bool
 }
 
 func newServedTable(builtin []*registry.Resource) *servedTable {
-	t := &servedTable{byGVR: map[schema.GroupVersionResource]*registry.Resource{}}
+	t := &servedTable{byGVR: map[schema.GroupVersionResource]*registry.Resource{}, terminating: map[string]bool{}}
 	for _, r := range builtin {
 		t.byGVR[r.GVR] = r
 		t.ordered = append(t.ordered, r)
@@ -56,6 +58,9 @@ func (t *servedTable) list() []*registry.Resource {
 func (t *servedTable) setDefinition(crd string, rs []*registry.Resource) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if len(rs) == 0 {
+		delete(t.terminating, crd)
+	}
 	kept := t.ordered[:0:0]
 	for _, r := range t.ordered {
 		if r.CustomResource && r.Definition == crd {
@@ -72,6 +77,20 @@ func (t *servedTable) setDefinition(crd string, rs []*registry.Resource) {
 		kept = append(kept, r)
 	}
 	t.ordered = kept
+}
+
+// setTerminating marks the CRD named crd as being deleted.
+func (t *servedTable) setTerminating(crd string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.terminating[crd] = true
+}
+
+// isTerminating says whether the CRD named crd is being deleted.
+func (t *servedTable) isTerminating(crd string) bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.terminating[crd]
 }
 
 // definitions lists the CRD names being served.
