@@ -214,3 +214,22 @@ func TestCRDTerminatingWaitsForFinalizers(t *testing.T) {
 		t.Fatalf("CRD after its last object went: %d, want 404", code)
 	}
 }
+
+func TestCustomResourceSelectableFields(t *testing.T) {
+	e := newTestEnv(t)
+	e.createCRD(t, strings.Replace(crontabCRD, `"subresources":{"status":{}},`, `"subresources":{"status":{}},"selectableFields":[{"jsonPath":".spec.cronSpec"}],`, 1))
+	for name, spec := range map[string]string{"a": "1 * * * *", "b": "2 * * * *"} {
+		body := `{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"` + name + `"},"spec":{"cronSpec":"` + spec + `"}}`
+		if code, data := e.do(t, http.MethodPost, "/apis/stable.example.com/v1/namespaces/default/crontabs", "", "application/json", []byte(body), testToken); code != http.StatusCreated {
+			t.Fatalf("create %s: %d %s", name, code, data)
+		}
+	}
+	code, data := e.do(t, http.MethodGet, "/apis/stable.example.com/v1/crontabs?fieldSelector=spec.cronSpec%3D2+*+*+*+*", "", "", nil, testToken)
+	if code != http.StatusOK || !strings.Contains(string(data), `"name":"b"`) || strings.Contains(string(data), `"name":"a"`) {
+		t.Fatalf("list by spec.cronSpec: %d %s", code, data)
+	}
+	code, data = e.do(t, http.MethodGet, "/apis/stable.example.com/v1/crontabs?fieldSelector=spec.image%3Dx", "", "", nil, testToken)
+	if st := decodeStatus(t, data); code != http.StatusBadRequest || st.Message != "field label not supported: spec.image" {
+		t.Fatalf("list by an unselectable field: %d %s", code, st.Message)
+	}
+}

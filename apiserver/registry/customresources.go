@@ -16,6 +16,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource/tableconvertor"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -104,7 +105,15 @@ func customResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiextensi
 		ValidateUpdateChecksMeta: true,
 		ValidateUpdate:           func(obj, old runtime.Object) field.ErrorList { return strategy.ValidateUpdate(ctx, obj, old) },
 		ValidateStatusUpdate:     func(obj, old runtime.Object) field.ErrorList { return statusStrategy.ValidateUpdate(ctx, obj, old) },
-		Columns:                  head.ColumnDefinitions,
+		// metadata.name, metadata.namespace and the version's selectableFields.
+		Fields: func(obj runtime.Object) fields.Set {
+			_, set, err := strategy.GetAttrs(obj)
+			if err != nil {
+				return fields.Set{}
+			}
+			return set
+		},
+		Columns: head.ColumnDefinitions,
 		Row: func(obj runtime.Object, _ time.Time) metav1.TableRow {
 			t, err := table.ConvertToTable(ctx, obj, nil)
 			if err != nil || len(t.Rows) != 1 {
