@@ -149,7 +149,7 @@ func (s *Server) syncCRDs(ctx context.Context) {
 	}
 	for name := range s.served.definitions() {
 		if !alive[name] {
-			s.served.setDefinition(name, nil)
+			s.served.setDefinition(name, "", nil)
 		}
 	}
 }
@@ -179,11 +179,14 @@ func (s *Server) syncCRD(ctx context.Context, crd *apiextensionsv1.CustomResourc
 	if crd.Name == builtinCRD || !apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
 		return nil
 	}
+	if s.served.servedFrom(crd.Name) == crd.ResourceVersion {
+		return nil // schemas and CEL rules compiled already
+	}
 	rs, err := registry.CustomResources(crd)
 	if err != nil {
 		return err
 	}
-	s.served.setDefinition(crd.Name, rs)
+	s.served.setDefinition(crd.Name, crd.ResourceVersion, rs)
 	return nil
 }
 
@@ -337,7 +340,7 @@ func (s *Server) finishCRD(ctx context.Context, crd *apiextensionsv1.CustomResou
 		s.setTerminating(ctx, crd.Name, "InstanceDeletionInProgress", "CustomResource deletion is in progress")
 		return false
 	}
-	s.served.setDefinition(crd.Name, nil)
+	s.served.setDefinition(crd.Name, "", nil)
 	if !apihelpers.CRDHasFinalizer(crd, apiextensionsv1.CustomResourceCleanupFinalizer) {
 		return true
 	}

@@ -16,10 +16,13 @@ type servedTable struct {
 	ordered []*registry.Resource
 	// terminating CRDs still serve their objects but refuse new ones.
 	terminating map[string]bool
+	// builtFrom is the resourceVersion of the CRD each served one was
+	// built from: an unchanged CRD is not built again.
+	builtFrom map[string]string
 }
 
 func newServedTable(builtin []*registry.Resource) *servedTable {
-	t := &servedTable{byGVR: map[schema.GroupVersionResource]*registry.Resource{}, terminating: map[string]bool{}}
+	t := &servedTable{byGVR: map[schema.GroupVersionResource]*registry.Resource{}, terminating: map[string]bool{}, builtFrom: map[string]string{}}
 	for _, r := range builtin {
 		t.byGVR[r.GVR] = r
 		t.ordered = append(t.ordered, r)
@@ -52,14 +55,17 @@ func (t *servedTable) list() []*registry.Resource {
 	return append([]*registry.Resource(nil), t.ordered...)
 }
 
-// setDefinition replaces the resources served for the CRD named crd by rs
-// (none: stop serving it). A resource whose GVR another owner serves is
-// skipped: the names check should have refused it.
-func (t *servedTable) setDefinition(crd string, rs []*registry.Resource) {
+// setDefinition replaces the resources served for the CRD named crd by rs,
+// built from its version rv (none: stop serving it). A resource whose GVR
+// another owner serves is skipped: the names check should have refused it.
+func (t *servedTable) setDefinition(crd, rv string, rs []*registry.Resource) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(rs) == 0 {
 		delete(t.terminating, crd)
+		delete(t.builtFrom, crd)
+	} else {
+		t.builtFrom[crd] = rv
 	}
 	kept := t.ordered[:0:0]
 	for _, r := range t.ordered {
@@ -77,6 +83,14 @@ func (t *servedTable) setDefinition(crd string, rs []*registry.Resource) {
 		kept = append(kept, r)
 	}
 	t.ordered = kept
+}
+
+// servedFrom is the resourceVersion the served CRD named crd was built
+// from ("" when not served).
+func (t *servedTable) servedFrom(crd string) string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.builtFrom[crd]
 }
 
 // setTerminating marks the CRD named crd as being deleted.
