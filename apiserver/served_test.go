@@ -8,7 +8,9 @@ import (
 )
 
 func TestServedTableDefinitions(t *testing.T) {
-	gvr := func(g, v, r string) schema.GroupVersionResource { return schema.GroupVersionResource{Group: g, Version: v, Resource: r} }
+	gvr := func(g, v, r string) schema.GroupVersionResource {
+		return schema.GroupVersionResource{Group: g, Version: v, Resource: r}
+	}
 	custom := func(crd string, gvr schema.GroupVersionResource) *registry.Resource {
 		return &registry.Resource{GVR: gvr, Kind: "K", CustomResource: true, Definition: crd}
 	}
