@@ -38,6 +38,10 @@ var AllControllers = []string{JobController, JobSetController, TTLController, Ga
 // Runner runs a named component until the control plane stops.
 type Runner func(name string, fn func() error)
 
+// gcDiscoveryInterval is how often the garbage collector looks for new
+// resources to watch (kube-controller-manager's resync period).
+const gcDiscoveryInterval = 30 * time.Second
+
 // controllerBuilder builds one controller and returns its run function.
 type controllerBuilder func(ctx context.Context, c *clients, log *slog.Logger, reg prometheus.Registerer) (func() error, error)
 
@@ -65,7 +69,12 @@ func controllerBuilders() map[string]controllerBuilder {
 		},
 		GarbageCollector: func(ctx context.Context, c *clients, log *slog.Logger, reg prometheus.Registerer) (func() error, error) {
 			ctl, err := gccontroller.New(c.meta, c.metaInf, nil, clock.RealClock{}, log, reg)
-			return func() error { return ctl.Run(ctx, 2) }, err
+			if err != nil {
+				return nil, err
+			}
+			// Custom resources too, found by discovery as upstream's collector does.
+			ctl.WatchDiscovered(c.kube.Discovery(), gcDiscoveryInterval)
+			return func() error { return ctl.Run(ctx, 2) }, nil
 		},
 		Scheduler: func(ctx context.Context, c *clients, log *slog.Logger, reg prometheus.Registerer) (func() error, error) {
 			ctl, err := scheduler.New(c.kube, c.informers, clock.RealClock{}, log, reg)

@@ -135,3 +135,34 @@ func TestJobSetCRD(t *testing.T) {
 		t.Errorf("api-resources of jobset.x-k8s.io = %q", got)
 	}
 }
+
+// TestCustomResourceGarbageCollection: the garbage collector finds a CRD's
+// resource by discovery (within its 30 s resync, as upstream) and deletes
+// what a deleted custom object owned.
+func TestCustomResourceGarbageCollection(t *testing.T) {
+	s := startServer(t)
+	crdFile, err := filepath.Abs(filepath.Join("testdata", "crontab-crd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.kubectl("apply", "-f", crdFile)
+	s.kubectl("wait", "--for", "condition=established", "--timeout=60s", "crd/crontabs.stable.example.com")
+	if out, err := s.kubectlStdin(cronTab("owner", ""), "apply", "-f", "-"); err != nil {
+		t.Fatalf("create CronTab: %v\n%s", err, out)
+	}
+	uid := s.jsonpath("crontab/owner", "{.metadata.uid}")
+	owned := `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: owned
+  ownerReferences:
+  - apiVersion: stable.example.com/v1
+    kind: CronTab
+    name: owner
+    uid: ` + uid + "\n"
+	if out, err := s.kubectlStdin(owned, "apply", "-f", "-"); err != nil {
+		t.Fatalf("create ConfigMap: %v\n%s", err, out)
+	}
+	s.kubectl("delete", "crontab", "owner")
+	s.kubectl("wait", "--for=delete", "configmap/owned", "--timeout=120s")
+}

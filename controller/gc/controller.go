@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
@@ -22,12 +23,19 @@ type Controller struct {
 	client    metadata.Interface
 	factory   metadatainformer.SharedInformerFactory
 	resources []Resource
-	mapper    kindMapper
+	mapper    *kindMapper
 	graph     *graph
 	clock     clock.Clock
 	log       *slog.Logger
 	metrics   *metrics
 	synced    []cache.InformerSynced
+
+	// discovery, when set, finds the resources to watch beyond resources
+	// (see WatchDiscovered); monitors are those being watched, touched by
+	// the discovery loop only.
+	discovery     Discoverer
+	discoverEvery time.Duration
+	monitors      map[schema.GroupVersionResource]monitor
 
 	attemptToDelete workqueue.TypedRateLimitingInterface[types.UID]
 	attemptToOrphan workqueue.TypedRateLimitingInterface[types.UID]
@@ -47,6 +55,7 @@ func New(client metadata.Interface, factory metadatainformer.SharedInformerFacto
 	c := &Controller{
 		client: client, factory: factory, resources: resources, mapper: newKindMapper(resources),
 		clock: clk, log: logger.With("controller", "garbagecollector"), metrics: m,
+		monitors: map[schema.GroupVersionResource]monitor{},
 		attemptToDelete: newQueue("garbage_collector_attempt_to_delete"),
 		attemptToOrphan: newQueue("garbage_collector_attempt_to_orphan"),
 	}
@@ -117,6 +126,9 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	}
 	c.log.Info("garbage collector synced", "resources", len(c.resources))
 	var wg sync.WaitGroup
+	if c.discovery != nil {
+		wg.Go(func() { c.runDiscovery(ctx) })
+	}
 	for range max(workers, 1) {
 		wg.Go(func() { c.loop(ctx, c.attemptToDelete, c.processDelete) })
 		wg.Go(func() { c.loop(ctx, c.attemptToOrphan, c.processOrphan) })
