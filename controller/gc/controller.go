@@ -55,7 +55,7 @@ func New(client metadata.Interface, factory metadatainformer.SharedInformerFacto
 	c := &Controller{
 		client: client, factory: factory, resources: resources, mapper: newKindMapper(resources),
 		clock: clk, log: logger.With("controller", "garbagecollector"), metrics: m,
-		monitors: map[schema.GroupVersionResource]monitor{},
+		monitors:        map[schema.GroupVersionResource]monitor{},
 		attemptToDelete: newQueue("garbage_collector_attempt_to_delete"),
 		attemptToOrphan: newQueue("garbage_collector_attempt_to_orphan"),
 	}
