@@ -12,6 +12,7 @@ import (
 	"github.com/batchlet/batchlet/storage"
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -304,8 +305,10 @@ func setCRDCondition(crd *apiextensionsv1.CustomResourceDefinition, c apiextensi
 	apihelpers.SetCRDCondition(crd, c)
 }
 
+// equalCRDStatus: same accepted names and equivalent conditions (their
+// transition times aside).
 func equalCRDStatus(a, b *apiextensionsv1.CustomResourceDefinition) bool {
-	if fmt.Sprint(a.Status.AcceptedNames) != fmt.Sprint(b.Status.AcceptedNames) || len(a.Status.Conditions) != len(b.Status.Conditions) {
+	if !equality.Semantic.DeepEqual(a.Status.AcceptedNames, b.Status.AcceptedNames) || len(a.Status.Conditions) != len(b.Status.Conditions) {
 		return false
 	}
 	for _, c := range b.Status.Conditions {
