@@ -36,33 +36,18 @@ const (
 // controllers is the one table of batchlet's controllers, in start order,
 // which both the embedded control plane and `batchlet controllers` run.
 func controllers() []controllerctx.Registration {
-	return []controllerctx.Registration{
-		{Name: JobController, Workers: 4, EnabledByDefault: true, Init: func(cc controllerctx.Context) (controllerctx.Controller, error) {
-			return jobcontroller.New(cc, jobcontroller.Options{SyncBatchPeriod: jobSyncBatchPeriod})
-		}},
-		{Name: JobSetController, Workers: 2, EnabledByDefault: true, Init: func(cc controllerctx.Context) (controllerctx.Controller, error) {
-			return jobsetcontroller.NewController(cc.Client, cc.Dynamic, cc.Informers, cc.DynamicInformers, jobsetcontroller.Options{
-				Clock: cc.Clock, Logger: cc.Logger, Registerer: cc.Registerer,
-			})
-		}},
-		{Name: TTLController, Workers: 2, EnabledByDefault: true, Init: func(cc controllerctx.Context) (controllerctx.Controller, error) {
-			// Foreground, as upstream's ttl-after-finished-controller deletes.
-			return ttl.NewController(cc.Informers.Batch().V1().Jobs(), cc.Client, ttl.Options{
-				Clock: cc.Clock, Logger: cc.Logger, Registerer: cc.Registerer, Propagation: metav1.DeletePropagationForeground,
-			})
-		}},
-		{Name: GarbageCollector, Workers: 2, EnabledByDefault: true, Init: func(cc controllerctx.Context) (controllerctx.Controller, error) {
-			return gccontroller.New(cc.Metadata, cc.MetadataInformers, nil, cc.Clock, cc.Logger, cc.Registerer)
-		}},
-		{Name: Scheduler, Workers: 2, EnabledByDefault: true, Init: func(cc controllerctx.Context) (controllerctx.Controller, error) {
-			return scheduler.New(cc.Client, cc.Informers, cc.Clock, cc.Logger, cc.Registerer)
-		}},
-		{Name: PodGCController, Workers: 1, EnabledByDefault: true, Init: func(cc controllerctx.Context) (controllerctx.Controller, error) {
-			return podgc.New(cc.Client, cc.Informers, cc.Clock, cc.Logger, cc.Registerer, podgc.Options{})
-		}},
-		{Name: NodeLifecycleController, Workers: 1, EnabledByDefault: true, Init: func(cc controllerctx.Context) (controllerctx.Controller, error) {
-			return nodelifecycle.New(cc.Client, cc.Informers, cc.Clock, cc.Logger, cc.Registerer, nodelifecycle.Options{})
-		}},
+	type reg = controllerctx.Registration
+	return []reg{
+		{Name: JobController, Workers: 4, EnabledByDefault: true,
+			Init: controllerctx.InitWith(jobcontroller.New, jobcontroller.Options{SyncBatchPeriod: jobSyncBatchPeriod})},
+		{Name: JobSetController, Workers: 2, EnabledByDefault: true, Init: controllerctx.Init(jobsetcontroller.New)},
+		// Foreground, as upstream's ttl-after-finished-controller deletes.
+		{Name: TTLController, Workers: 2, EnabledByDefault: true,
+			Init: controllerctx.InitWith(ttl.New, ttl.Options{Propagation: metav1.DeletePropagationForeground})},
+		{Name: GarbageCollector, Workers: 2, EnabledByDefault: true, Init: controllerctx.InitWith(gccontroller.New, gccontroller.Options{})},
+		{Name: Scheduler, Workers: 2, EnabledByDefault: true, Init: controllerctx.Init(scheduler.New)},
+		{Name: PodGCController, Workers: 1, EnabledByDefault: true, Init: controllerctx.InitWith(podgc.New, podgc.Options{})},
+		{Name: NodeLifecycleController, Workers: 1, EnabledByDefault: true, Init: controllerctx.InitWith(nodelifecycle.New, nodelifecycle.Options{})},
 	}
 }
 

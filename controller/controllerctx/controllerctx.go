@@ -62,6 +62,17 @@ type Controller interface {
 // informers and event handlers.
 type InitFunc func(Context) (Controller, error)
 
+// Init adapts a constructor New(Context) to an InitFunc.
+func Init[C Controller](newController func(Context) (C, error)) InitFunc {
+	return func(cc Context) (Controller, error) { return newController(cc) }
+}
+
+// InitWith adapts a constructor New(Context, Options) to an InitFunc that
+// passes opts.
+func InitWith[C Controller, O any](newController func(Context, O) (C, error), opts O) InitFunc {
+	return func(cc Context) (Controller, error) { return newController(cc, opts) }
+}
+
 // Registration is one row of a controller table: the name
 // `--controllers` takes, how to build the controller, how many workers it
 // runs with, and whether it runs when no list is given.

@@ -6,9 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,7 +16,6 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -26,23 +23,9 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	"github.com/batchlet/batchlet/controller/controllerctx"
 )
-
-// EventRecorder is the part of client-go's record.EventRecorder the
-// controller uses.
-type EventRecorder interface {
-	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...interface{})
-}
-
-// Options holds the controller's injected dependencies. Zero values get
-// defaults: the real clock, slog.Default(), no metrics registration, and a
-// core/v1 event recorder with component "jobset".
-type Options struct {
-	Clock      clock.Clock
-	Logger     *slog.Logger
-	Registerer prometheus.Registerer
-	Recorder   EventRecorder
-}
 
 // Controller reconciles JobSets into child Jobs and a headless Service.
 type Controller struct {
@@ -58,41 +41,31 @@ type Controller struct {
 	queue       workqueue.TypedRateLimitingInterface[string]
 	clock       clock.Clock
 	log         *slog.Logger
-	recorder    EventRecorder
+	recorder    record.EventRecorder
 	broadcaster record.EventBroadcaster
 	metrics     *metrics
 }
 
-// NewController wires the controller to its clients and informers. The
-// informers are registered here; Run starts the factories.
-func NewController(kube kubernetes.Interface, dyn dynamic.Interface, kubeInformers informers.SharedInformerFactory,
-	dynInformers dynamicinformer.DynamicSharedInformerFactory, opts Options) (*Controller, error) {
-	m, err := newMetrics(opts.Registerer)
+// New wires the controller to cc's clients and informers. The informers
+// are registered here; Run starts the factories.
+func New(cc controllerctx.Context) (*Controller, error) {
+	cc = cc.WithDefaults()
+	m, err := newMetrics(cc.Registerer)
 	if err != nil {
 		return nil, err
 	}
 	c := &Controller{
-		kube:          kube,
-		jobsets:       dyn.Resource(GroupVersionResource),
-		kubeInformers: kubeInformers,
-		dynInformers:  dynInformers,
+		kube:          cc.Client,
+		jobsets:       cc.Dynamic.Resource(GroupVersionResource),
+		kubeInformers: cc.Informers,
+		dynInformers:  cc.DynamicInformers,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "jobset"}),
-		clock:    opts.Clock,
-		log:      opts.Logger,
-		recorder: opts.Recorder,
-		metrics:  m,
+		clock:   cc.Clock,
+		log:     cc.Logger,
+		metrics: m,
 	}
-	if c.clock == nil {
-		c.clock = clock.RealClock{}
-	}
-	if c.log == nil {
-		c.log = slog.Default()
-	}
-	if c.recorder == nil {
-		c.broadcaster = record.NewBroadcaster()
-		c.recorder = c.broadcaster.NewRecorder(eventScheme(), corev1.EventSource{Component: eventComponent})
-	}
+	c.recorder, c.broadcaster = cc.EventRecorder(eventScheme(), eventComponent)
 	if err := c.registerInformers(); err != nil {
 		return nil, err
 	}
@@ -163,10 +136,7 @@ func (c *Controller) enqueueOwner(obj interface{}) {
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
-	if c.broadcaster != nil {
-		c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.kube.CoreV1().Events("")})
-		defer c.broadcaster.Shutdown()
-	}
+	defer controllerctx.StartEvents(c.broadcaster, c.kube)()
 	c.kubeInformers.Start(ctx.Done())
 	c.dynInformers.Start(ctx.Done())
 	c.log.Info("starting jobset controller", "workers", workers)

@@ -23,6 +23,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	"github.com/batchlet/batchlet/controller/controllerctx"
 )
 
 // harness drives the controller against fake clients. The test plays the
@@ -54,9 +56,10 @@ func newHarness(t *testing.T, js *jobsetapi.JobSet) *harness {
 		clock: clocktesting.NewFakeClock(t0), reg: prometheus.NewRegistry(), key: js.Namespace + "/" + js.Name}
 	h.kinf = informers.NewSharedInformerFactory(h.kube, 0)
 	dinf := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
-	h.c, err = NewController(h.kube, dyn, h.kinf, dinf, Options{Clock: h.clock, Logger: discardLogger(), Registerer: h.reg, Recorder: h.rec})
+	h.c, err = New(controllerctx.Context{Client: h.kube, Informers: h.kinf, Dynamic: dyn, DynamicInformers: dinf,
+		Clock: h.clock, Logger: discardLogger(), Registerer: h.reg, Recorder: h.rec})
 	if err != nil {
-		t.Fatalf("NewController: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	return h
 }
