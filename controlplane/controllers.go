@@ -126,7 +126,7 @@ func selectControllers(names []string) ([]controllerctx.Registration, error) {
 func (c *clients) controllerContext(log *slog.Logger, reg prometheus.Registerer) controllerctx.Context {
 	return controllerctx.Context{
 		Client: c.kube, Informers: c.informers,
-		Dynamic: c.dyn, DynamicInformers: c.dynInf,
+		JobSetClient: c.jobsets, JobSetInformers: c.jobsetInf,
 		Metadata: c.meta, MetadataInformers: c.metaInf,
 		Clock: clock.RealClock{}, Logger: log, Registerer: reg,
 	}
@@ -135,7 +135,7 @@ func (c *clients) controllerContext(log *slog.Logger, reg prometheus.Registerer)
 // start starts every shared informer factory.
 func (c *clients) start(ctx context.Context) {
 	c.informers.Start(ctx.Done())
-	c.dynInf.Start(ctx.Done())
+	c.jobsetInf.Start(ctx.Done())
 	c.metaInf.Start(ctx.Done())
 }
 
@@ -152,7 +152,7 @@ func (c *clients) waitForSync(ctx context.Context) {
 				return false
 			}
 		}
-		for _, ok := range c.dynInf.WaitForCacheSync(closed) {
+		for _, ok := range c.jobsetInf.WaitForCacheSync(closed) {
 			if !ok {
 				return false
 			}

@@ -13,8 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -22,6 +20,8 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
+	jobsetclient "sigs.k8s.io/jobset/client-go/clientset/versioned"
+	jobsetinformers "sigs.k8s.io/jobset/client-go/informers/externalversions"
 )
 
 // Context is what a controller is built from. The informer factories are
@@ -31,9 +31,10 @@ import (
 type Context struct {
 	// Client reaches the core and batch APIs.
 	Client kubernetes.Interface
-	// Dynamic and DynamicInformers reach resources without typed clients.
-	Dynamic          dynamic.Interface
-	DynamicInformers dynamicinformer.DynamicSharedInformerFactory
+	// JobSetClient and JobSetInformers are the typed jobset.x-k8s.io
+	// clientset and its shared informer factory.
+	JobSetClient    jobsetclient.Interface
+	JobSetInformers jobsetinformers.SharedInformerFactory
 	// Metadata and MetadataInformers see any resource's object metadata.
 	Metadata          metadata.Interface
 	MetadataInformers metadatainformer.SharedInformerFactory

@@ -12,8 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
@@ -23,6 +21,9 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	jobsetclient "sigs.k8s.io/jobset/client-go/clientset/versioned"
+	jobsetinformers "sigs.k8s.io/jobset/client-go/informers/externalversions"
+	jobsetlisters "sigs.k8s.io/jobset/client-go/listers/jobset/v1alpha2"
 
 	"github.com/batchlet/batchlet/controller/controllerctx"
 )
@@ -30,13 +31,14 @@ import (
 // Controller reconciles JobSets into child Jobs and a headless Service.
 type Controller struct {
 	kube    kubernetes.Interface
-	jobsets dynamic.NamespaceableResourceInterface
+	jobsets jobsetclient.Interface
 
-	kubeInformers  informers.SharedInformerFactory
-	dynInformers   dynamicinformer.DynamicSharedInformerFactory
-	jobLister      batchlisters.JobLister
-	serviceLister  corelisters.ServiceLister
-	informerSynced []cache.InformerSynced
+	kubeInformers   informers.SharedInformerFactory
+	jobsetInformers jobsetinformers.SharedInformerFactory
+	jobsetLister    jobsetlisters.JobSetLister
+	jobLister       batchlisters.JobLister
+	serviceLister   corelisters.ServiceLister
+	informerSynced  []cache.InformerSynced
 
 	queue       workqueue.TypedRateLimitingInterface[string]
 	clock       clock.Clock
@@ -44,6 +46,9 @@ type Controller struct {
 	recorder    record.EventRecorder
 	broadcaster record.EventBroadcaster
 	metrics     *metrics
+	// written holds, per JobSet key, the resourceVersion a status update
+	// was based on until the informer shows the update (see cacheBehind).
+	written *writtenVersions
 }
 
 // New wires the controller to cc's clients and informers. The informers
@@ -55,10 +60,11 @@ func New(cc controllerctx.Context) (*Controller, error) {
 		return nil, err
 	}
 	c := &Controller{
-		kube:          cc.Client,
-		jobsets:       cc.Dynamic.Resource(GroupVersionResource),
-		kubeInformers: cc.Informers,
-		dynInformers:  cc.DynamicInformers,
+		kube:            cc.Client,
+		jobsets:         cc.JobSetClient,
+		kubeInformers:   cc.Informers,
+		jobsetInformers: cc.JobSetInformers,
+		written:         newWrittenVersions(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "jobset"}),
 		clock:   cc.Clock,
@@ -79,7 +85,8 @@ func eventScheme() *runtime.Scheme {
 }
 
 func (c *Controller) registerInformers() error {
-	jsInformer := c.dynInformers.ForResource(GroupVersionResource).Informer()
+	jsInformer := c.jobsetInformers.Jobset().V1alpha2().JobSets()
+	c.jobsetLister = jsInformer.Lister()
 	jobInformer := c.kubeInformers.Batch().V1().Jobs()
 	svcInformer := c.kubeInformers.Core().V1().Services()
 	c.jobLister = jobInformer.Lister()
@@ -88,7 +95,7 @@ func (c *Controller) registerInformers() error {
 		inf cache.SharedIndexInformer
 		fn  func(obj interface{})
 	}{
-		{jsInformer, c.enqueueJobSet},
+		{jsInformer.Informer(), c.enqueueJobSet},
 		{jobInformer.Informer(), c.enqueueOwner},
 		{svcInformer.Informer(), c.enqueueOwner},
 	}
@@ -138,7 +145,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer c.queue.ShutDown()
 	defer controllerctx.StartEvents(c.broadcaster, c.kube)()
 	c.kubeInformers.Start(ctx.Done())
-	c.dynInformers.Start(ctx.Done())
+	c.jobsetInformers.Start(ctx.Done())
 	c.log.Info("starting jobset controller", "workers", workers)
 	if !cache.WaitForCacheSync(ctx.Done(), c.informerSynced...) {
 		return fmt.Errorf("jobset controller: waiting for caches to sync: %w", ctx.Err())
