@@ -25,6 +25,8 @@ const Name = corev1.DefaultSchedulerName
 // upstream's periodic flush of unschedulable pods.
 const retryInterval = 60 * time.Second
 
+var _ controllerctx.Controller = (*Scheduler)(nil)
+
 // Scheduler assigns pending pods to nodes.
 type Scheduler struct {
 	client   kubernetes.Interface

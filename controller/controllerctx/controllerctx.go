@@ -65,13 +65,20 @@ type InitFunc func(Context) (Controller, error)
 
 // Init adapts a constructor New(Context) to an InitFunc.
 func Init[C Controller](newController func(Context) (C, error)) InitFunc {
-	return func(cc Context) (Controller, error) { return newController(cc) }
+	return InitWith(func(cc Context, _ struct{}) (C, error) { return newController(cc) }, struct{}{})
 }
 
 // InitWith adapts a constructor New(Context, Options) to an InitFunc that
-// passes opts.
+// passes opts. A failed constructor yields a nil Controller, not a typed
+// nil.
 func InitWith[C Controller, O any](newController func(Context, O) (C, error), opts O) InitFunc {
-	return func(cc Context) (Controller, error) { return newController(cc, opts) }
+	return func(cc Context) (Controller, error) {
+		c, err := newController(cc, opts)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
 }
 
 // Registration is one row of a controller table: the name

@@ -18,6 +18,8 @@ import (
 	"github.com/batchlet/batchlet/controller/controllerctx"
 )
 
+var _ controllerctx.Controller = (*Controller)(nil)
+
 // Controller is the garbage collector.
 type Controller struct {
 	client    metadata.Interface

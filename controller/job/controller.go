@@ -33,6 +33,8 @@ type Options struct {
 	MaxPodCreateDeletePerSync int
 }
 
+var _ controllerctx.Controller = (*Controller)(nil)
+
 // Controller is the batch/v1 Job controller.
 type Controller struct {
 	client      kubernetes.Interface

@@ -28,6 +28,8 @@ import (
 	"github.com/batchlet/batchlet/controller/controllerctx"
 )
 
+var _ controllerctx.Controller = (*Controller)(nil)
+
 // Controller reconciles JobSets into child Jobs and a headless Service.
 type Controller struct {
 	kube    kubernetes.Interface

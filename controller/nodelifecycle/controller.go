@@ -46,6 +46,8 @@ type Options struct {
 	MonitorPeriod time.Duration
 }
 
+var _ controllerctx.Controller = (*Controller)(nil)
+
 // Controller is the node lifecycle controller and NoExecute taint manager.
 type Controller struct {
 	client   kubernetes.Interface

@@ -64,6 +64,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+var _ controllerctx.Controller = (*Controller)(nil)
+
 // Controller is the pod garbage collector.
 type Controller struct {
 	client       kubernetes.Interface

@@ -27,6 +27,8 @@ type Options struct {
 	Propagation metav1.DeletionPropagation
 }
 
+var _ controllerctx.Controller = (*Controller)(nil)
+
 // Controller deletes finished Jobs after their TTL.
 type Controller struct {
 	client      kubernetes.Interface
