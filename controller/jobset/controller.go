@@ -49,7 +49,7 @@ type Controller struct {
 	broadcaster record.EventBroadcaster
 	metrics     *metrics
 	// written holds, per JobSet key, the resourceVersion a status update
-	// was based on until the informer shows the update (see cacheBehind).
+	// was based on until the informer shows the update (see getJobSet).
 	written *writtenVersions
 }
 
