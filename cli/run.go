@@ -98,7 +98,7 @@ func runManifest(parent context.Context, f runFlags, file string, stdout, stderr
 		ctx, cancel = context.WithTimeout(ctx, f.timeout)
 		defer cancel()
 	}
-	cfg, shutdown, err := runTarget(ctx, f, stderr)
+	cfg, shutdown, ephemeral, err := runTarget(ctx, f, stderr)
 	if err != nil {
 		return 1, err
 	}
@@ -106,6 +106,8 @@ func runManifest(parent context.Context, f runFlags, file string, stdout, stderr
 	res, err := runner.Run(ctx, runner.Options{
 		Config: cfg, Namespace: f.namespace, Source: source,
 		Stdout: stdout, Stderr: stderr, Quiet: f.quiet, Terminal: isTerminal(stderr),
+		// A temporary control plane goes with everything in it.
+		Remove: !f.keep && !ephemeral,
 	}, objs)
 	if err != nil {
 		return 1, err
@@ -147,36 +149,19 @@ func readManifest(file string) ([]*unstructured.Unstructured, string, error) {
 }
 
 // runTarget returns the client config to submit to: an existing cluster
-// (--server/--kubeconfig) or a fresh embedded control plane.
-func runTarget(ctx context.Context, f runFlags, stderr io.Writer) (*rest.Config, func(), error) {
+// (--server/--kubeconfig) or a fresh embedded control plane, which is
+// ephemeral when its data dir is a temporary one removed at the end.
+func runTarget(ctx context.Context, f runFlags, stderr io.Writer) (*rest.Config, func(), bool, error) {
 	if f.kubeconfig != "" || f.server != "" {
-		path := f.kubeconfig
-		if path == "" {
-			path = os.Getenv("KUBECONFIG")
-		}
-		if path == "" && f.dataDir != "" {
-			path = controlplane.KubeconfigPath(f.dataDir)
-		}
-		if path == "" {
-			path = controlplane.KubeconfigPath(controlplane.DefaultDataDir())
-		}
-		loading := &clientcmd.ClientConfigLoadingRules{ExplicitPath: path}
-		overrides := &clientcmd.ConfigOverrides{}
-		if f.server != "" {
-			overrides.ClusterInfo.Server = f.server
-		}
-		cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, overrides).ClientConfig()
-		if err != nil {
-			return nil, nil, fmt.Errorf("load kubeconfig %s: %w", path, err)
-		}
-		return cfg, func() {}, nil
+		cfg, err := clientConfig(f.kubeconfig, f.server, f.dataDir)
+		return cfg, func() {}, false, err
 	}
 	dataDir := f.dataDir
 	temp := false
 	if dataDir == "" {
 		d, err := os.MkdirTemp("", "batchlet-run-")
 		if err != nil {
-			return nil, nil, fmt.Errorf("create temporary data dir: %w", err)
+			return nil, nil, false, fmt.Errorf("create temporary data dir: %w", err)
 		}
 		dataDir, temp = d, true
 	}
@@ -186,7 +171,7 @@ func runTarget(ctx context.Context, f runFlags, stderr io.Writer) (*rest.Config,
 		DataDir: dataDir, Port: 0, Runtime: f.runtime, RegistryMirrors: f.mirrors, Ephemeral: temp && !f.keep, Logger: logger,
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("start embedded control plane: %w", err)
+		return nil, nil, false, fmt.Errorf("start embedded control plane: %w", err)
 	}
 	shutdown := func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -198,7 +183,33 @@ func runTarget(ctx context.Context, f runFlags, stderr io.Writer) (*rest.Config,
 			_ = os.RemoveAll(dataDir)
 		}
 	}
-	return cp.ClientConfig(), shutdown, nil
+	return cp.ClientConfig(), shutdown, temp && !f.keep, nil
+}
+
+// clientConfig loads the kubeconfig of a running server: the one given, or
+// KUBECONFIG's, or the data dir's (the default data dir's when none is
+// given); server overrides its address.
+func clientConfig(kubeconfig, server, dataDir string) (*rest.Config, error) {
+	path := kubeconfig
+	if path == "" {
+		path = os.Getenv("KUBECONFIG")
+	}
+	if path == "" && dataDir != "" {
+		path = controlplane.KubeconfigPath(dataDir)
+	}
+	if path == "" {
+		path = controlplane.KubeconfigPath(controlplane.DefaultDataDir())
+	}
+	loading := &clientcmd.ClientConfigLoadingRules{ExplicitPath: path}
+	overrides := &clientcmd.ConfigOverrides{}
+	if server != "" {
+		overrides.ClusterInfo.Server = server
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, overrides).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig %s: %w", path, err)
+	}
+	return cfg, nil
 }
 
 func isTerminal(w io.Writer) bool {

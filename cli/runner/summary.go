@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // WriteSummary prints the final state of every followed object.
@@ -37,10 +39,27 @@ func WriteSummary(w io.Writer, res *Result) {
 			fmt.Fprintf(w, "  condition %s=%s %s %s\n", c.Type, c.Status, c.Reason, c.Message)
 		}
 		for _, p := range it.FailedPods {
-			fmt.Fprintf(w, "  pod %s container %s exited %d %s\n", p.Pod, p.Container, p.ExitCode, p.Reason)
+			fmt.Fprintf(w, "  %s\n", describePodExit(p))
 		}
 	}
 	fmt.Fprintf(w, "elapsed %s, exit code %d\n", res.Elapsed.Round(time.Millisecond), res.ExitCode)
+}
+
+// describePodExit renders e.g. "pod pi-x container pi exited 128
+// StartError: failed to start container process: ...", or for a pod that
+// failed as a whole "pod pi-x failed DeadlineExceeded: ...".
+func describePodExit(p PodExit) string {
+	s := fmt.Sprintf("pod %s failed", p.Pod)
+	if p.Container != "" {
+		s = fmt.Sprintf("pod %s container %s exited %d", p.Pod, p.Container, p.ExitCode)
+	}
+	if p.Reason != "" {
+		s += " " + p.Reason
+	}
+	if msg := strings.TrimSpace(p.Message); msg != "" {
+		s += ": " + strings.ReplaceAll(msg, "\n", "\n    ")
+	}
+	return s
 }
 
 // WriteJSON prints the result as one JSON document.
@@ -53,6 +72,9 @@ func WriteJSON(w io.Writer, res *Result) error {
 // outcomeWord names the outcome with the kind's own condition type: a Job is
 // Complete, a JobSet Completed.
 func outcomeWord(it ItemResult) string {
+	if it.Kind == PodGVK.Kind && it.Outcome == OutcomeComplete {
+		return string(corev1.PodSucceeded) // a Pod's phase, it has no Complete condition
+	}
 	if it.Outcome == OutcomeComplete {
 		complete, _ := terminalTypes(it.Kind)
 		return complete
