@@ -98,6 +98,9 @@ func runManifest(parent context.Context, f runFlags, file string, stdout, stderr
 		ctx, cancel = context.WithTimeout(ctx, f.timeout)
 		defer cancel()
 	}
+	// client-go's own logs (informers ending with the run) are internal:
+	// shown only when BATCHLET_LOG asks for logs.
+	routeKlog(newLogger(os.Getenv("BATCHLET_LOG"), stderr))
 	cfg, shutdown, ephemeral, err := runTarget(ctx, f, stderr)
 	if err != nil {
 		return 1, err
@@ -166,7 +169,6 @@ func runTarget(ctx context.Context, f runFlags, stderr io.Writer) (*rest.Config,
 		dataDir, temp = d, true
 	}
 	logger := newLogger(os.Getenv("BATCHLET_LOG"), stderr)
-	routeKlog(logger)
 	cp, err := controlplane.Start(ctx, controlplane.Options{
 		DataDir: dataDir, Port: 0, Runtime: f.runtime, RegistryMirrors: f.mirrors, Ephemeral: temp && !f.keep, Logger: logger,
 	})

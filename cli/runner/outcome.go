@@ -92,8 +92,11 @@ func terminalTypes(kind string) (complete, failed string) {
 	return "Complete", "Failed"
 }
 
-// evaluate reads an object's status into an ItemResult; Outcome stays
-// OutcomeRunning until a terminal condition is True.
+// Evaluate reads the status of a Job, JobSet or Pod into an ItemResult;
+// Outcome stays OutcomeRunning until a terminal condition is True (for a
+// Pod: until its phase is Succeeded or Failed).
+func Evaluate(obj *unstructured.Unstructured) ItemResult { return evaluate(obj) }
+
 func evaluate(obj *unstructured.Unstructured) ItemResult {
 	kind := obj.GetKind()
 	if obj.GroupVersionKind() == PodGVK {

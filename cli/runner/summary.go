@@ -13,17 +13,7 @@ import (
 // WriteSummary prints the final state of every followed object.
 func WriteSummary(w io.Writer, res *Result) {
 	for _, it := range res.Items {
-		head := fmt.Sprintf("%s/%s %s", strings.ToLower(it.Kind), it.Name, outcomeWord(it))
-		if it.Outcome == OutcomeRunning {
-			head = fmt.Sprintf("%s/%s did not finish", strings.ToLower(it.Kind), it.Name)
-		}
-		if it.Reason != "" {
-			head += fmt.Sprintf(" (%s)", it.Reason)
-		}
-		if it.Message != "" {
-			head += ": " + it.Message
-		}
-		fmt.Fprintln(w, head)
+		fmt.Fprintln(w, Headline(it))
 		fmt.Fprintf(w, "  succeeded %d, failed %d, active %d", it.Counts.Succeeded, it.Counts.Failed, it.Counts.Active)
 		if it.Restarts > 0 {
 			fmt.Fprintf(w, ", restarts %d", it.Restarts)
@@ -43,6 +33,23 @@ func WriteSummary(w io.Writer, res *Result) {
 		}
 	}
 	fmt.Fprintf(w, "elapsed %s, exit code %d\n", res.Elapsed.Round(time.Millisecond), res.ExitCode)
+}
+
+// Headline renders where an item ended with the reason and message of its
+// final condition, e.g. "job/pi Failed (BackoffLimitExceeded): Job has
+// reached the specified backoff limit".
+func Headline(it ItemResult) string {
+	head := fmt.Sprintf("%s/%s %s", strings.ToLower(it.Kind), it.Name, outcomeWord(it))
+	if it.Outcome == OutcomeRunning {
+		head = fmt.Sprintf("%s/%s did not finish", strings.ToLower(it.Kind), it.Name)
+	}
+	if it.Reason != "" {
+		head += fmt.Sprintf(" (%s)", it.Reason)
+	}
+	if it.Message != "" {
+		head += ": " + it.Message
+	}
+	return head
 }
 
 // describePodExit renders e.g. "pod pi-x container pi exited 128
