@@ -1,5 +1,5 @@
 // Package cli holds batchlet's command-line interface: one cobra command per
-// role (run, server, agent, kubeconfig, bench).
+// role (run, wait, server, agent, kubeconfig, bench, ...).
 package cli
 
 import (

@@ -37,13 +37,21 @@ func newRunCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run FILE|-",
 		Short: "Run a Job or JobSet manifest to completion and exit with its result",
-		Long: `Run submits a manifest (YAML or JSON; Jobs, JobSets and the ConfigMaps,
-Secrets and Services they use), streams pod logs, shows progress, prints a
-summary and exits 0 when every Job/JobSet completed, 1 when one failed,
-2 when the input was refused, 130 when interrupted.
+		Long: `Run submits a manifest (YAML or JSON; Jobs, JobSets, bare Pods and the
+ConfigMaps, Secrets, Services and Namespaces they use), streams pod logs,
+shows progress, prints a summary and exits:
+
+  0    every Job/JobSet completed (a Pod: Succeeded)
+  1    one failed, or --timeout passed
+  2    the input was refused: unknown or duplicate fields (as kubectl's
+       --validate=strict), invalid objects, names that exist. The whole
+       manifest is dry-run on the server first: nothing is created.
+  130  interrupted (what was created is deleted)
 
 Without --server or --kubeconfig it starts an embedded control plane on a
-private temporary data dir and tears it down at the end.`,
+private temporary data dir and tears it down at the end. Against a server
+(and with --data-dir) it deletes what it created, pods included, when the
+run ends, so the same manifest can run again; --keep keeps it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			code, err := runManifest(cmd.Context(), f, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -60,7 +68,7 @@ private temporary data dir and tears it down at the end.`,
 	fl.StringVar(&f.server, "server", "", "URL of a running batchlet server (uses its kubeconfig from --data-dir or KUBECONFIG)")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "submit to the cluster of this kubeconfig instead of an embedded control plane")
 	fl.StringVar(&f.dataDir, "data-dir", "", "data dir of the embedded control plane (default: a temporary dir, removed at the end unless --keep)")
-	fl.BoolVar(&f.keep, "keep", false, "keep the objects and the data dir after the run and print the kubeconfig path")
+	fl.BoolVar(&f.keep, "keep", false, "keep the created objects (and the embedded control plane's data dir) after the run")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not stream pod logs")
 	fl.DurationVar(&f.timeout, "timeout", 0, "give up (exit 1) after this long; 0 waits forever")
 	fl.StringVarP(&f.output, "output", "o", "", "final status format: '' (summary) or json")
