@@ -222,7 +222,7 @@ spec:
         command: ["sh", "-c", "exit 1"]
       restartPolicy: Never
 `
-	if out, err := s.kubectlStdin(failing+"---\n"+sleeperJob, "create", "-f", "-"); err != nil {
+	if out, err := s.kubectlStdin(failing+"---\n"+sleeperJob+"---\n"+completingJobSet, "create", "-f", "-"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	const name = "pi-with-ttl"
@@ -235,6 +235,7 @@ spec:
 	}{
 		{name, nil, 0, "job/" + name + " Complete (CompletionsReached): Reached expected number of succeeded pods", ""},
 		{"job/failing", nil, 1, "job/failing Failed (BackoffLimitExceeded): Job has reached the specified backoff limit", ""},
+		{"jobset/hello-jobset", nil, 0, "jobset/hello-jobset Completed (AllJobsCompleted): jobset completed successfully", ""},
 		{"job/nothing", nil, 2, "", `error: jobs.batch "nothing" not found`},
 		{"job/sleeper", []string{"--timeout", "1s"}, 124, "", "error: timed out after 1s waiting for job/sleeper to finish"},
 	}
