@@ -66,7 +66,13 @@ of --data-dir (default ~/.batchlet), as for batchlet run --server.
 
   batchlet wait pi
   batchlet wait jobset/train --timeout 10m -n ml`,
-		Args: cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := cobra.ExactArgs(1)(cmd, args); err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "error:", err)
+				return exitError(waitExitError) // not 1: that says the Job failed
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if code := waitFor(cmd.Context(), f, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {
 				return exitError(code)
