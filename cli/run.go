@@ -126,6 +126,8 @@ func runManifest(parent context.Context, f runFlags, file string, stdout, stderr
 	if res.ExitCode == runner.ExitInterrupted && ctx.Err() == context.DeadlineExceeded && parent.Err() == nil {
 		res.ExitCode = runner.ExitFailed // --timeout, not Ctrl-C
 		fmt.Fprintf(stderr, "timed out after %s\n", f.timeout)
+	} else if res.ExitCode == runner.ExitInterrupted {
+		fmt.Fprintln(stderr, "interrupted")
 	}
 	if res.ExitCode != runner.ExitInvalid {
 		if f.output == "json" {
