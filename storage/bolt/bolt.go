@@ -190,9 +190,13 @@ func (b *Backend) recover(path string) error {
 	if err != nil {
 		return err
 	}
-	replay, err := readSegments(segs, b.rev.Load())
+	replay, torn, err := readSegments(segs, b.rev.Load())
 	if err != nil {
 		return err
+	}
+	if torn != nil {
+		b.opts.Logger.Warn("write-ahead log ends with a torn record, the write a crash interrupted; dropping it",
+			"file", torn.file, "offset", torn.offset, "bytes", torn.size)
 	}
 	if len(replay) > 0 {
 		b.ov.install(replay)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,7 +22,8 @@ import (
 //	uint32 len(payload) | uint32 crc32c(payload) | payload
 //	payload: repeated uvarint rev | uvarint len(event) | event record
 //
-// A zero length or a bad checksum ends a segment (a torn tail).
+// Replay (walreplay.go) tells a torn tail, the one record a crash can leave
+// half written at the end of the log, from damage anywhere else.
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
@@ -53,59 +53,6 @@ type segment struct {
 }
 
 func segmentPrefix(dbPath string) string { return dbPath + ".wal-" }
-
-// listSegments returns the existing segment files in order.
-func listSegments(prefix string) ([]string, error) {
-	matches, err := filepath.Glob(prefix + "*")
-	if err != nil {
-		return nil, fmt.Errorf("list wal segments: %w", err)
-	}
-	seqOf := func(p string) int {
-		n, _ := strconv.Atoi(strings.TrimPrefix(p, prefix))
-		return n
-	}
-	sort.Slice(matches, func(i, j int) bool { return seqOf(matches[i]) < seqOf(matches[j]) })
-	return matches, nil
-}
-
-// readSegments returns the events of every segment with a revision above
-// after, in order, stopping at the first gap or torn record.
-func readSegments(paths []string, after int64) ([]storage.Event, error) {
-	var out []storage.Event
-	next := after + 1
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Errorf("read wal segment %s: %w", p, err)
-		}
-		for len(data) >= 8 {
-			n := binary.LittleEndian.Uint32(data)
-			if n == 0 || int64(n) > int64(len(data)-8) {
-				break
-			}
-			payload := data[8 : 8+n]
-			if crc32.Checksum(payload, crcTable) != binary.LittleEndian.Uint32(data[4:]) {
-				break
-			}
-			data = data[8+n:]
-			evs, err := decodePayload(payload)
-			if err != nil {
-				return nil, fmt.Errorf("read wal segment %s: %w", p, err)
-			}
-			for _, ev := range evs {
-				switch {
-				case ev.KV.ModRevision < next:
-					continue // already in bbolt
-				case ev.KV.ModRevision > next:
-					return out, nil // a gap: nothing after it can be trusted
-				}
-				out = append(out, ev)
-				next++
-			}
-		}
-	}
-	return out, nil
-}
 
 func decodePayload(p []byte) ([]storage.Event, error) {
 	var out []storage.Event
