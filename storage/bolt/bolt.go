@@ -30,6 +30,12 @@ var (
 	bucketMeta = []byte("meta")
 	metaRev    = []byte("rev")
 	metaCompct = []byte("compact")
+	// metaWALOpen holds the first WAL segment of a run that has not been
+	// closed cleanly; Open refuses when no segment from it on exists.
+	metaWALOpen = []byte("walopen")
+	// metaSumSince is the revision the store had when it first opened with
+	// record checksums; records above it must carry one.
+	metaSumSince = []byte("sumsince")
 )
 
 // Options tune a Backend. The zero value picks the defaults.
@@ -113,6 +119,9 @@ type Backend struct {
 
 	rev        atomic.Int64 // latest WAL-durable revision
 	compactRev atomic.Int64
+	// legacyUpTo is the last revision whose records may lack a checksum
+	// (written before checksums); set on Open.
+	legacyUpTo int64
 
 	mu   sync.RWMutex // guards ov; held shared across a read snapshot
 	ov   *overlay
@@ -190,6 +199,9 @@ func (b *Backend) recover(path string) error {
 	if err != nil {
 		return err
 	}
+	if err := b.checkWALPresent(path, segs); err != nil {
+		return err
+	}
 	replay, torn, err := readSegments(segs, b.rev.Load())
 	if err != nil {
 		return err
@@ -209,10 +221,51 @@ func (b *Backend) recover(path string) error {
 		return err
 	}
 	b.wal.noSync = b.opts.NoSync
+	if err := b.markWALOpen(int64(b.wal.seq)); err != nil {
+		return err
+	}
 	if err := b.wal.release(b.rev.Load()); err != nil {
 		return err
 	}
 	return b.loadHistory()
+}
+
+// checkWALPresent refuses a store whose last run did not close cleanly
+// but whose log from that run on is gone: its writes after the last
+// checkpoint would otherwise vanish without a word.
+func (b *Backend) checkWALPresent(path string, segs []string) error {
+	var first int64
+	err := b.db.View(func(tx *bbolt.Tx) error {
+		first = readInt(tx.Bucket(bucketMeta), metaWALOpen)
+		return nil
+	})
+	if err != nil || first == 0 {
+		return err
+	}
+	prefix := segmentPrefix(path)
+	for _, p := range segs {
+		if seqOf(prefix, p) >= int(first) {
+			return nil
+		}
+	}
+	return fmt.Errorf("write-ahead log missing: the store was not closed cleanly and its log continues in %s%08d, "+
+		"which does not exist; writes acknowledged after the last checkpoint would be lost, so the store refuses "+
+		"to start (restore the segment or a backup, see docs/reliability.md)", prefix, first)
+}
+
+// markWALOpen records the first segment of this run (seq 0: closed cleanly).
+func (b *Backend) markWALOpen(seq int64) error {
+	err := b.db.Update(func(tx *bbolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if seq == 0 {
+			return meta.Delete(metaWALOpen)
+		}
+		return meta.Put(metaWALOpen, revKey(seq))
+	})
+	if err != nil {
+		return fmt.Errorf("record the write-ahead log state: %w", mapErr(err))
+	}
+	return nil
 }
 
 // load creates the buckets and reads the counters.
@@ -226,6 +279,13 @@ func (b *Backend) load() error {
 		meta := tx.Bucket(bucketMeta)
 		b.rev.Store(readInt(meta, metaRev))
 		b.compactRev.Store(readInt(meta, metaCompct))
+		if meta.Get(metaSumSince) == nil {
+			// First open with checksums: every record from here on has one.
+			if err := meta.Put(metaSumSince, revKey(b.rev.Load())); err != nil {
+				return fmt.Errorf("record checksum start: %w", err)
+			}
+		}
+		b.legacyUpTo = readInt(meta, metaSumSince)
 		return nil
 	})
 	return err
@@ -236,7 +296,7 @@ func (b *Backend) loadHistory() error {
 	var tail []storage.Event
 	err := b.db.View(func(tx *bbolt.Tx) error {
 		var err error
-		tail, err = readTail(tx.Bucket(bucketLog), b.opts.HistoryWindow)
+		tail, err = readTail(tx.Bucket(bucketLog), b.opts.HistoryWindow, b.legacyUpTo)
 		return err
 	})
 	if err != nil {
@@ -249,11 +309,11 @@ func (b *Backend) loadHistory() error {
 
 // readTail returns the last n events of the log in ascending order, copied
 // out of the file.
-func readTail(logB *bbolt.Bucket, n int) ([]storage.Event, error) {
+func readTail(logB *bbolt.Bucket, n int, legacyUpTo int64) ([]storage.Event, error) {
 	var rev []storage.Event
 	c := logB.Cursor()
 	for k, v := c.Last(); k != nil && len(rev) < n; k, v = c.Prev() {
-		ev, err := decodeEvent(keyRev(k), cloneBytes(v))
+		ev, err := decodeLogEvent(keyRev(k), cloneBytes(v), legacyUpTo)
 		if err != nil {
 			return nil, err
 		}
@@ -309,6 +369,14 @@ func (b *Backend) Close() error {
 		checkpointed = -1 // keep the WAL: it has writes bbolt lacks
 	}
 	b.mu.RUnlock()
+	if checkpointed >= 0 {
+		// Marked clean before the segments go, so a crash in between
+		// leaves segments that replay as already checkpointed.
+		if merr := b.markWALOpen(0); merr != nil {
+			err = errors.Join(err, merr)
+			checkpointed = -1
+		}
+	}
 	err = errors.Join(err, b.wal.close(checkpointed))
 	b.compMu.Lock()
 	defer b.compMu.Unlock()

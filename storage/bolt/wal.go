@@ -8,8 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/batchlet/batchlet/storage"
@@ -78,8 +76,7 @@ func openWAL(dbPath string, maxSize int64, existing []string, lastRev int64) (*w
 	w := &wal{prefix: segmentPrefix(dbPath), dir: filepath.Dir(dbPath), maxSize: maxSize}
 	for _, p := range existing {
 		w.closed = append(w.closed, segment{path: p, lastRev: lastRev})
-		n, _ := strconv.Atoi(strings.TrimPrefix(p, w.prefix))
-		w.seq = max(w.seq, n)
+		w.seq = max(w.seq, seqOf(w.prefix, p))
 	}
 	if err := w.rotate(); err != nil {
 		return nil, err

@@ -48,18 +48,29 @@ func listSegments(prefix string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list wal segments: %w", err)
 	}
-	seqs := map[string]int{}
 	var out []string
 	for _, p := range matches {
-		n, err := strconv.Atoi(strings.TrimPrefix(p, prefix))
-		if err != nil || n <= 0 {
-			continue
+		if seqOf(prefix, p) > 0 {
+			out = append(out, p)
 		}
-		seqs[p] = n
-		out = append(out, p)
 	}
-	sort.Slice(out, func(i, j int) bool { return seqs[out[i]] < seqs[out[j]] })
+	sort.Slice(out, func(i, j int) bool { return seqOf(prefix, out[i]) < seqOf(prefix, out[j]) })
 	return out, nil
+}
+
+// seqOf is the sequence number of a segment file, 0 if p is not one.
+func seqOf(prefix, p string) int {
+	suffix := strings.TrimPrefix(p, prefix)
+	for _, c := range suffix {
+		if c < '0' || c > '9' {
+			return 0
+		}
+	}
+	n, err := strconv.Atoi(suffix)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // readSegments returns the events of every segment with a revision above

@@ -179,7 +179,7 @@ func (b *Backend) stage(batch []*request, results []result) ([]storage.Event, er
 		if rec == nil {
 			return nil, nil
 		}
-		kv, err := decodeKV(key, rec)
+		kv, err := decodeKV(key, rec, b.legacyUpTo)
 		if err != nil {
 			return nil, err
 		}
@@ -244,12 +244,12 @@ func applyEvents(kvB, logB *bbolt.Bucket, events []storage.Event) error {
 				return fmt.Errorf("delete %s: %w", ev.KV.Key, err)
 			}
 		} else {
-			rec := encodeKV(make([]byte, 0, len(ev.KV.Value)+20), ev.KV.CreateRevision, ev.KV.ModRevision, ev.KV.Value)
+			rec := encodeKV(make([]byte, 0, len(ev.KV.Value)+25), ev.KV.CreateRevision, ev.KV.ModRevision, ev.KV.Value)
 			if err := kvB.Put(key, rec); err != nil {
 				return fmt.Errorf("put %s: %w", ev.KV.Key, err)
 			}
 		}
-		rec := encodeEvent(make([]byte, 0, eventSize(ev)), ev)
+		rec := encodeLogEvent(make([]byte, 0, eventSize(ev)), ev)
 		if err := logB.Put(revKey(ev.KV.ModRevision), rec); err != nil {
 			return fmt.Errorf("append log %d: %w", ev.KV.ModRevision, err)
 		}
