@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,6 +73,15 @@ type Options struct {
 	OpenTimeout time.Duration
 	// Logger reports background failures; default slog.Default().
 	Logger *slog.Logger
+	// MustExist says the store existed before (the data dir has its
+	// credentials): a missing or empty file is then an error instead of a
+	// new, blank store.
+	MustExist bool
+	// VerifyBudget bounds the read-only walk that checks every record's
+	// checksum (and, by reading every page, the file's structure) before
+	// the store opens (default 30s; negative skips it). A walk that runs
+	// out of time is logged and the open goes on.
+	VerifyBudget time.Duration
 	// NoSync skips every fsync: writes survive a crash of the process but
 	// not of the machine. For tests only.
 	NoSync bool
@@ -104,6 +114,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.VerifyBudget == 0 {
+		o.VerifyBudget = 30 * time.Second
 	}
 	if o.OpenTimeout <= 0 {
 		o.OpenTimeout = 10 * time.Second
@@ -147,9 +160,45 @@ type Backend struct {
 var _ storage.Backend = (*Backend)(nil)
 
 // Open opens (or creates) the store at path, restores the revision counters
-// and loads the tail of the log into the watch history.
+// and loads the tail of the log into the watch history. A damaged store is
+// an error naming the file (*DamagedError, *WALDamageError), never a panic.
 func Open(path string, opts Options) (*Backend, error) {
 	opts = opts.withDefaults()
+	segs, err := listSegments(segmentPrefix(path))
+	if err != nil {
+		return nil, err
+	}
+	if err := preflight(path, opts.MustExist, segs); err != nil {
+		return nil, err
+	}
+	if info, err := os.Stat(path); err == nil && info.Size() > 0 && opts.VerifyBudget > 0 {
+		start := opts.Clock.Now()
+		finished, err := verifyFile(path, opts)
+		if err != nil {
+			return nil, err
+		}
+		if !finished {
+			opts.Logger.Warn("store check ran out of time; the rest of the file is checked as it is read",
+				"file", path, "budget", opts.VerifyBudget)
+		} else {
+			opts.Logger.Debug("store checked", "file", path, "took", opts.Clock.Since(start))
+		}
+	}
+	var b *Backend
+	err = guard(path, func() error {
+		var err error
+		b, err = open(path, opts)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// open is Open past the checks; a panic in it is turned into an error by
+// the caller.
+func open(path string, opts Options) (b *Backend, err error) {
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
 		Timeout:         opts.OpenTimeout,
 		NoFreelistSync:  true,
@@ -160,7 +209,13 @@ func Open(path string, opts Options) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open bolt store %s: %w", path, err)
 	}
-	b := &Backend{
+	defer func() {
+		if r := recover(); r != nil {
+			_ = db.Close()
+			panic(r)
+		}
+	}()
+	b = &Backend{
 		db:      db,
 		opts:    opts,
 		reqs:    make(chan *request, 4*opts.MaxBatch),

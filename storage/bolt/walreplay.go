@@ -172,12 +172,16 @@ func recordAt(data []byte, off int) (payload []byte, reason string, torn bool) {
 	return nil, "record checksum mismatch", hasZeroSector(data, off, off+8+int(n))
 }
 
-// hasZeroSector reports whether a sector-aligned chunk of data[from:to]
-// is all zeros, which is how a torn write reads back.
+// hasZeroSector reports whether a whole sector of data[from:to], or the
+// record's last chunk when it ends the file, reads as zeros: that is how a
+// torn write reads back after the machine crashed. (A short chunk at the
+// start can be the zero high bytes of the length.)
 func hasZeroSector(data []byte, from, to int) bool {
 	for start := from; start < to; {
 		end := min((start/sectorSize+1)*sectorSize, to)
-		if isZero(data[start:end]) {
+		whole := end-start == sectorSize
+		last := end == len(data) && end-start >= 8
+		if (whole || last) && isZero(data[start:end]) {
 			return true
 		}
 		start = end
