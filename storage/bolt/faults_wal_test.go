@@ -51,7 +51,9 @@ type crashedStore struct {
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func testValue(i int) string { return fmt.Sprintf(`{"kind":"Pod","name":"p%03d","pad":"%s"}`, i, strings.Repeat("x", 40+i%7)) }
+func testValue(i int) string {
+	return fmt.Sprintf(`{"kind":"Pod","name":"p%03d","pad":"%s"}`, i, strings.Repeat("x", 40+i%7))
+}
 
 // writeAndCrash seeds 3 keys into bbolt, then writes n keys that stay in
 // the WAL only (the checkpointer waits on a fake clock), segSize bytes per
