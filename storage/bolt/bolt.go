@@ -37,6 +37,9 @@ var (
 	// metaSumSince is the revision the store had when it first opened with
 	// record checksums; records above it must carry one.
 	metaSumSince = []byte("sumsince")
+	// metaKeys counts the keys of the kv bucket, so that a leaf page that
+	// lost elements (structurally still valid) is noticed at open.
+	metaKeys = []byte("keys")
 )
 
 // Options tune a Backend. The zero value picks the defaults.
@@ -248,7 +251,7 @@ func open(path string, opts Options) (b *Backend, err error) {
 // segment.
 func (b *Backend) recover(path string) error {
 	if err := b.load(); err != nil {
-		return err
+		return &DamagedError{File: path, Reason: err.Error()}
 	}
 	segs, err := listSegments(segmentPrefix(path))
 	if err != nil {
@@ -341,6 +344,11 @@ func (b *Backend) load() error {
 			}
 		}
 		b.legacyUpTo = readInt(meta, metaSumSince)
+		if meta.Get(metaKeys) == nil {
+			if err := meta.Put(metaKeys, revKey(int64(tx.Bucket(bucketKV).Stats().KeyN))); err != nil {
+				return fmt.Errorf("record key count: %w", err)
+			}
+		}
 		return nil
 	})
 	return err

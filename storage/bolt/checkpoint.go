@@ -54,7 +54,11 @@ func (b *Backend) checkpoint() error {
 		if err := applyEvents(tx.Bucket(bucketKV), tx.Bucket(bucketLog), events); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketMeta).Put(metaRev, revKey(last))
+		meta := tx.Bucket(bucketMeta)
+		if err := meta.Put(metaKeys, revKey(readInt(meta, metaKeys)+keyDelta(events))); err != nil {
+			return err
+		}
+		return meta.Put(metaRev, revKey(last))
 	})
 	b.stats.checkpoints.Add(1)
 	if err != nil {
@@ -68,6 +72,20 @@ func (b *Backend) checkpoint() error {
 		return nil
 	}
 	return b.wal.release(last)
+}
+
+// keyDelta is how many keys the events add to the kv bucket.
+func keyDelta(events []storage.Event) int64 {
+	var n int64
+	for i := range events {
+		switch events[i].Type {
+		case storage.EventCreated:
+			n++
+		case storage.EventDeleted:
+			n--
+		}
+	}
+	return n
 }
 
 // waitForRoom blocks the writer while too many writes await a checkpoint,

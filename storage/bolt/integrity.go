@@ -37,6 +37,7 @@ const (
 
 type boltMeta struct {
 	pageSize uint32
+	root     uint64 // the root bucket's page
 	pgid     uint64 // high water mark: pages in use
 	txid     uint64
 }
@@ -69,6 +70,9 @@ func preflight(path string, mustExist bool, segs []string) error {
 	if need := int64(m.pgid) * int64(m.pageSize); info.Size() < need {
 		return &DamagedError{File: path, Reason: fmt.Sprintf("the file is %d bytes but its header says %d (%d pages of %d): it was truncated",
 			info.Size(), need, m.pgid, m.pageSize)}
+	}
+	if err := checkPages(path, m); err != nil {
+		return &DamagedError{File: path, Reason: "its page structure is inconsistent: " + err.Error()}
 	}
 	return nil
 }
@@ -126,7 +130,7 @@ func readMetaAt(f *os.File, off int64) (boltMeta, error) {
 	case h.Sum64() != le.Uint64(meta[metaSumOffset:]):
 		return boltMeta{}, errors.New("meta checksum mismatch")
 	}
-	m := boltMeta{pageSize: le.Uint32(meta[8:]), pgid: le.Uint64(meta[40:]), txid: le.Uint64(meta[48:])}
+	m := boltMeta{pageSize: le.Uint32(meta[8:]), root: le.Uint64(meta[16:]), pgid: le.Uint64(meta[40:]), txid: le.Uint64(meta[48:])}
 	if m.pageSize < 512 || m.pageSize&(m.pageSize-1) != 0 {
 		return boltMeta{}, fmt.Errorf("invalid page size %d", m.pageSize)
 	}
@@ -185,7 +189,18 @@ func (v *verifier) walk(tx *bbolt.Tx) (bool, error) {
 	if meta != nil && meta.Get(metaSumSince) != nil {
 		v.legacy = readInt(meta, metaSumSince)
 	}
-	for _, name := range [][]byte{bucketKV, bucketLog} {
+	found := 0
+	for _, name := range [][]byte{bucketKV, bucketLog, bucketMeta} {
+		if tx.Bucket(name) != nil {
+			found++
+		}
+	}
+	if found != 0 && found != 3 { // a store has all three, a new file none
+		return false, fmt.Errorf("%d of the buckets kv, log and meta are readable: %w", found, errCorrupt)
+	}
+	var counts [2]int64
+	var lastLog int64
+	for i, name := range [][]byte{bucketKV, bucketLog} {
 		bkt := tx.Bucket(name)
 		if bkt == nil {
 			continue
@@ -195,10 +210,26 @@ func (v *verifier) walk(tx *bbolt.Tx) (bool, error) {
 			if err := v.check(name, k, val); err != nil {
 				return false, err
 			}
+			if i == 1 { // the log: contiguous revisions up to the store's
+				if rev := keyRev(k); lastLog != 0 && rev != lastLog+1 {
+					return false, fmt.Errorf("the log jumps from revision %d to %d: %w", lastLog, rev, errCorrupt)
+				}
+				lastLog = keyRev(k)
+			}
+			counts[i]++
 			if v.n++; v.n%1024 == 0 && v.clock.Now().After(v.deadline) {
 				return false, nil
 			}
 		}
+	}
+	if meta == nil {
+		return true, nil
+	}
+	if rev := readInt(meta, metaRev); counts[1] > 0 && lastLog != rev {
+		return false, fmt.Errorf("the log ends at revision %d but the store is at %d: %w", lastLog, rev, errCorrupt)
+	}
+	if want := meta.Get(metaKeys); want != nil && readInt(meta, metaKeys) != counts[0] {
+		return false, fmt.Errorf("the kv bucket holds %d keys but the store recorded %d: %w", counts[0], readInt(meta, metaKeys), errCorrupt)
 	}
 	return true, nil
 }
