@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -46,15 +47,31 @@ type apiServer struct {
 	run       func(ctx context.Context) error
 }
 
-func openStore(opts Options) (storage.Backend, error) {
+func openStore(opts Options, existing bool) (storage.Backend, error) {
 	if opts.InMemory {
 		return memory.New(100_000), nil
 	}
-	b, err := bolt.Open(filepath.Join(opts.DataDir, StoreFile), bolt.Options{NoSync: opts.Ephemeral})
+	b, err := bolt.Open(filepath.Join(opts.DataDir, StoreFile), bolt.Options{
+		NoSync: opts.Ephemeral, MustExist: existing, Logger: opts.Logger.With("component", "store"),
+	})
 	if err != nil {
+		if existing {
+			return nil, fmt.Errorf("data dir %s (credentials %s, %s from an earlier start): %w", opts.DataDir, pki.CAFile, pki.TokenFile, err)
+		}
 		return nil, err
 	}
 	return b, nil
+}
+
+// hasCredentials reports whether dir holds the CA or token of an earlier
+// start.
+func hasCredentials(dir string) bool {
+	for _, name := range []string{pki.CAFile, pki.CAKeyFile, pki.TokenFile} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 func newAPIServer(cp *ControlPlane, bundle *pki.Bundle) (*apiServer, error) {

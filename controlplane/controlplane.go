@@ -52,11 +52,14 @@ func (cp *ControlPlane) LocalSource() LocalSource { return cp.local }
 func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	opts.setDefaults()
 	cp := &ControlPlane{opts: opts, log: opts.Logger}
+	// Credentials from an earlier start mean a store existed: a missing
+	// one is lost data, not a new cluster to create under the same CA.
+	existing := hasCredentials(opts.DataDir)
 	bundle, err := pki.Ensure(opts.DataDir, []string{opts.BindAddress})
 	if err != nil {
 		return nil, err
 	}
-	if cp.store, err = openStore(opts); err != nil {
+	if cp.store, err = openStore(opts, existing); err != nil {
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

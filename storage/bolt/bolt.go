@@ -130,6 +130,7 @@ func (o Options) withDefaults() Options {
 // Backend is the bbolt storage.Backend. Create it with Open.
 type Backend struct {
 	db   *bbolt.DB
+	path string
 	opts Options
 	hub  *watchhub.Hub
 
@@ -143,8 +144,10 @@ type Backend struct {
 	ov   *overlay
 	room *sync.Cond // on mu: a checkpoint made room for pending writes
 
-	wal    *wal
-	walErr error // sticky: set by the writer when an append failed
+	wal      *wal
+	walErrMu sync.Mutex
+	walErr   error // sticky: set by the writer when an append failed for good
+	space    spaceState
 
 	closeMu sync.RWMutex // held shared while enqueueing a write
 	closed  bool
@@ -220,6 +223,7 @@ func open(path string, opts Options) (b *Backend, err error) {
 	}()
 	b = &Backend{
 		db:      db,
+		path:    path,
 		opts:    opts,
 		reqs:    make(chan *request, 4*opts.MaxBatch),
 		writerD: make(chan struct{}),

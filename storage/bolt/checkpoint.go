@@ -28,7 +28,10 @@ func (b *Backend) checkpointer() {
 		case <-b.ckptC:
 		}
 		if err := b.checkpoint(); err != nil {
-			b.opts.Logger.Error("checkpoint into bbolt failed", "err", err)
+			if !isNoSpace(err) { // a full disk is logged when it starts and ends
+				b.opts.Logger.Error("checkpoint into bbolt failed", "file", b.path, "err", err)
+			}
+			b.kickCheckpoint() // retry after the interval
 		}
 		select {
 		case <-b.stopC:
@@ -61,6 +64,7 @@ func (b *Backend) checkpoint() error {
 		return meta.Put(metaRev, revKey(last))
 	})
 	b.stats.checkpoints.Add(1)
+	b.noteSpace(causeCheckpoint, err)
 	if err != nil {
 		return fmt.Errorf("checkpoint %d events up to revision %d: %w", len(events), last, mapErr(err))
 	}

@@ -50,10 +50,10 @@ func TestWALStopsAtTornTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs := sampleEvents()
-	if err := w.append(evs[:2]); err != nil {
+	if _, err := w.append(evs[:2]); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.append(evs[2:]); err != nil {
+	if _, err := w.append(evs[2:]); err != nil {
 		t.Fatal(err)
 	}
 	name := w.f.Name()

@@ -84,10 +84,32 @@ func openWAL(dbPath string, maxSize int64, existing []string, lastRev int64) (*w
 	return w, nil
 }
 
-// rotate closes the current segment (if any) and creates the next one.
+// reserve is the room each segment keeps past maxSize: when the disk is
+// full and no new segment can be made, deletes still append into it.
+func (w *wal) reserve() int64 { return min(w.maxSize/2, 16<<20) }
+
+// rotate creates the next segment, preallocated, and then closes the
+// current one (if any); if the new one cannot be made, the current one
+// stays in use.
 func (w *wal) rotate() error {
+	name := fmt.Sprintf("%s%08d", w.prefix, w.seq+1)
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("create wal segment: %w", err)
+	}
+	if err := preallocate(f, w.maxSize+w.reserve()); err != nil && w.f != nil {
+		_ = f.Close()
+		_ = os.Remove(name)
+		return fmt.Errorf("preallocate wal segment %s: %w", name, err)
+	}
+	if err := syncDir(w.dir); err != nil {
+		_ = f.Close()
+		_ = os.Remove(name)
+		return err
+	}
 	if w.f != nil {
 		if err := w.f.Close(); err != nil {
+			_ = f.Close()
 			return fmt.Errorf("close wal segment: %w", err)
 		}
 		w.mu.Lock()
@@ -95,21 +117,17 @@ func (w *wal) rotate() error {
 		w.mu.Unlock()
 	}
 	w.seq++
-	f, err := os.OpenFile(fmt.Sprintf("%s%08d", w.prefix, w.seq), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return fmt.Errorf("create wal segment: %w", err)
-	}
 	w.f, w.size = f, 0
-	return syncDir(w.dir)
+	return nil
 }
 
-// append writes the events as one record and waits for fdatasync.
-func (w *wal) append(events []storage.Event) error {
-	if w.size >= w.maxSize {
-		if err := w.rotate(); err != nil {
-			return err
-		}
-	}
+// full reports whether the current segment has reached its size.
+func (w *wal) full() bool { return w.size >= w.maxSize }
+
+// append writes the events as one record and waits for fdatasync. The
+// caller rotates full segments first. A failed append is cut off again;
+// rolledBack says whether that worked, so the log is as before.
+func (w *wal) append(events []storage.Event) (rolledBack bool, err error) {
 	buf := append(w.buf[:0], make([]byte, 8)...)
 	for i := range events {
 		ev := &events[i]
@@ -123,16 +141,29 @@ func (w *wal) append(events []storage.Event) error {
 	binary.LittleEndian.PutUint32(buf[4:], crc32.Checksum(payload, crcTable))
 	w.buf = buf
 	if _, err := w.f.Write(buf); err != nil {
-		return fmt.Errorf("append wal: %w", err)
+		return w.rollBack(), fmt.Errorf("append wal: %w", err)
 	}
 	if !w.noSync {
 		if err := fdatasync(w.f); err != nil {
-			return fmt.Errorf("sync wal: %w", err)
+			return w.rollBack(), fmt.Errorf("sync wal: %w", err)
 		}
 	}
 	w.size += int64(len(buf))
 	w.curMax = events[len(events)-1].KV.ModRevision
-	return nil
+	return false, nil
+}
+
+// rollBack cuts a failed record off the segment, so the next append
+// follows the last good record (a torn record followed by good ones would
+// read as damage on the next start).
+func (w *wal) rollBack() bool {
+	if err := w.f.Truncate(w.size); err != nil {
+		return false
+	}
+	if _, err := w.f.Seek(w.size, io.SeekStart); err != nil {
+		return false
+	}
+	return w.noSync || fdatasync(w.f) == nil
 }
 
 // release removes the full segments whose events are all at or below rev.
