@@ -11,6 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/batchlet/batchlet/storage"
 )
 
 type ctxKey int
@@ -68,9 +70,12 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	switch path {
-	case "/healthz", "/livez", "/readyz":
+	case "/healthz", "/livez":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok"))
+		return
+	case "/readyz":
+		s.serveReadyz(w)
 		return
 	case "/version", "/version/":
 		s.serveVersion(w)
@@ -142,4 +147,19 @@ func withTimeout(ctx context.Context, d time.Duration) (context.Context, context
 		return context.WithCancel(ctx)
 	}
 	return context.WithTimeout(ctx, d)
+}
+
+// serveReadyz says not ready, with the reason, while the store cannot take
+// writes (a full disk), in kube-apiserver's format for a failed check.
+func (s *Server) serveReadyz(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if r, ok := s.store.(storage.Readier); ok {
+		if err := r.Ready(); err != nil {
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = fmt.Fprintf(w, "[-]storage failed: %v\nreadyz check failed\n", err)
+			return
+		}
+	}
+	_, _ = w.Write([]byte("ok"))
 }
