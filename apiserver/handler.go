@@ -81,10 +81,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveVersion(w)
 		return
 	}
-	if !s.authenticate(r) {
+	user, ok := s.authenticate(r)
+	if !ok {
 		s.writeError(w, errUnauthorized())
 		return
 	}
+	r = r.WithContext(context.WithValue(r.Context(), ctxUser, user))
 	switch {
 	case path == "/metrics":
 		promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{}).ServeHTTP(w, r)
@@ -108,7 +110,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	info.Verb = verbFor(r, info)
 	start := s.clock.Now()
 	rec := &statusRecorder{ResponseWriter: w}
-	s.serveResource(rec, r.WithContext(withFieldManager(r.Context(), r)), info)
+	if err := s.authorizeResource(r.Context(), info); err != nil {
+		s.writeError(rec, err)
+	} else {
+		s.serveResource(rec, r.WithContext(withFieldManager(r.Context(), r)), info)
+	}
 	took := s.clock.Since(start)
 	s.metrics.observe(info.Verb, info.Group, info.Version, info.Resource, info.Subresource, rec.code, took)
 	if s.log.Enabled(r.Context(), slog.LevelDebug) {
@@ -123,23 +129,6 @@ func (s *Server) serveOptional(w http.ResponseWriter, r *http.Request, h http.Ha
 		return
 	}
 	h.ServeHTTP(w, r)
-}
-
-// authenticate accepts in-process requests and valid bearer tokens.
-func (s *Server) authenticate(r *http.Request) bool {
-	if r.Context().Value(ctxInProcess) != nil {
-		return true
-	}
-	if s.cfg.Authenticator == nil {
-		return false
-	}
-	auth := r.Header.Get("Authorization")
-	const prefix = "Bearer "
-	if len(auth) <= len(prefix) || !strings.EqualFold(auth[:len(prefix)], prefix) {
-		return false
-	}
-	_, ok := s.cfg.Authenticator.AuthenticateToken(strings.TrimSpace(auth[len(prefix):]))
-	return ok
 }
 
 func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {

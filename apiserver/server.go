@@ -26,22 +26,17 @@ import (
 // DefaultMaxRequestBodyBytes is the request body limit unless configured.
 const DefaultMaxRequestBodyBytes = 3 << 20
 
-// GitVersion is what /version reports.
-const GitVersion = "v1.34.0-batchlet"
+// GitVersion is what /version reports: the Kubernetes version whose API and
+// batch behaviour batchlet implements. "batchlet" is semver build metadata
+// (as k3s's "+k3s1"), not a pre-release, so clients comparing versions
+// (AtLeast v1.34.0) see 1.34.0 itself.
+const GitVersion = "v1.34.0+batchlet"
 
-// Authenticator maps a bearer token to a user name.
-type Authenticator interface {
-	AuthenticateToken(token string) (user string, ok bool)
-}
-
-// TokenMap is an Authenticator over a fixed token → user table.
-type TokenMap map[string]string
-
-// AuthenticateToken implements Authenticator.
-func (m TokenMap) AuthenticateToken(token string) (string, bool) {
-	u, ok := m[token]
-	return u, ok
-}
+// Major and Minor are GitVersion's parts, as /version reports them.
+const (
+	Major = "1"
+	Minor = "34"
+)
 
 // Config configures a Server.
 type Config struct {
@@ -49,6 +44,9 @@ type Config struct {
 	// Authenticator checks bearer tokens; nil rejects every external request
 	// except the open health and version endpoints.
 	Authenticator Authenticator
+	// Authorizer decides every authenticated request and answers access
+	// reviews; nil allows everything (AllowAll).
+	Authorizer Authorizer
 	// MaxRequestBodyBytes caps request bodies (DefaultMaxRequestBodyBytes if 0).
 	MaxRequestBodyBytes int64
 	// NodeProxyToken is sent as a bearer token to node agents when proxying

@@ -84,7 +84,7 @@ func newAPIServer(cp *ControlPlane, bundle *pki.Bundle) (*apiServer, error) {
 	}
 	srv, err := apiserver.New(apiserver.Config{
 		Storage:        cp.store,
-		Authenticator:  apiserver.TokenMap{bundle.Token: "admin"},
+		Authenticator:  apiserver.TokenMap{bundle.Token: apiserver.AdminUser()},
 		NodeProxyToken: bundle.Token,
 		Clock:          clock.RealClock{},
 		Logger:         cp.log.With("component", "apiserver"),
