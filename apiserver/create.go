@@ -87,6 +87,13 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 	empty.GetObjectKind().SetGroupVersionKind(res.GVK())
 	obj = s.trackManager(ctx, res, false, empty, obj)
 	m = accessor(obj)
+	if svc, ok := obj.(*corev1.Service); ok {
+		unlock, err := s.allocateClusterIP(ctx, svc)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
 	if dryRun {
 		return obj, nil
 	}

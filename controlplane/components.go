@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -45,6 +49,9 @@ type apiServer struct {
 	inProcess *rest.Config
 	local     LocalSource
 	run       func(ctx context.Context) error
+	// advertise tells the server where clients reach it (the kubernetes
+	// Service's endpoints); call before run.
+	advertise func(netip.AddrPort)
 }
 
 func openStore(opts Options, existing bool) (storage.Backend, error) {
@@ -96,7 +103,31 @@ func newAPIServer(cp *ControlPlane, bundle *pki.Bundle) (*apiServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build API server: %w", err)
 	}
-	return &apiServer{handler: srv.Handler(), inProcess: srv.InProcessConfig(), local: srv, run: srv.Run}, nil
+	return &apiServer{handler: srv.Handler(), inProcess: srv.InProcessConfig(), local: srv, run: srv.Run, advertise: srv.AdvertiseAt}, nil
+}
+
+// advertiseAddr is the address the kubernetes Service's endpoints name:
+// the bind address, or for a wildcard bind the host's default interface
+// (as kube-apiserver picks its advertise address), and the API's port.
+func advertiseAddr(bind, apiURL string) (netip.AddrPort, error) {
+	u, err := url.Parse(apiURL)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("parsing API URL: %w", err)
+	}
+	port, err := strconv.ParseUint(u.Port(), 10, 16)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("parsing API port: %w", err)
+	}
+	ip, err := netip.ParseAddr(bind)
+	if err != nil || ip.IsUnspecified() {
+		ip = netip.MustParseAddr("127.0.0.1")
+		if host, err := utilnet.ChooseHostInterface(); err == nil {
+			if a, ok := netip.AddrFromSlice(host); ok {
+				ip = a.Unmap()
+			}
+		}
+	}
+	return netip.AddrPortFrom(ip, uint16(port)), nil
 }
 
 // clients are the in-process clients every component shares.

@@ -75,6 +75,12 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 		_ = cp.store.Close()
 		return nil, err
 	}
+	self, err := advertiseAddr(opts.BindAddress, cp.url)
+	if err != nil {
+		_ = cp.Shutdown(context.Background())
+		return nil, err
+	}
+	api.advertise(self)
 	kubeconfig, err := pki.Kubeconfig(cp.url, bundle)
 	if err != nil {
 		_ = cp.Shutdown(context.Background())

@@ -111,8 +111,8 @@ func (r *Resource) HasSubresource(sub string) bool {
 // All returns every served resource, in discovery order.
 func All() []*Resource {
 	return []*Resource{
-		Namespaces(), Pods(), Nodes(), Events(), Services(), ConfigMaps(), Secrets(), ServiceAccounts(),
-		EventsV1(), Leases(), PodDisruptionBudgets(), Jobs(), JobSets(),
+		Namespaces(), Pods(), Nodes(), Events(), Services(), Endpoints(), ConfigMaps(), Secrets(), ServiceAccounts(),
+		EventsV1(), Leases(), EndpointSlices(), PodDisruptionBudgets(), Jobs(), JobSets(),
 		SelfSubjectReviews(), SelfSubjectAccessReviews(), SelfSubjectRulesReviews(),
 	}
 }

@@ -1,0 +1,110 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Issue 12's cluster objects: what upstream tooling assumes every cluster
+// has, driven with the real kubectl.
+
+// TestAuthWhoAmICanIAndVersion: `kubectl auth whoami` names the admin,
+// `kubectl auth can-i` answers yes through the authorizer, and /version is
+// the 1.34 batchlet implements.
+func TestAuthWhoAmICanIAndVersion(t *testing.T) {
+	s := startServer(t)
+	if got := s.kubectl("auth", "whoami", "-o", "jsonpath={.status.userInfo.username} {.status.userInfo.groups}"); got != `kubernetes-admin ["system:masters","system:authenticated"]` {
+		t.Errorf("whoami = %q", got)
+	}
+	for _, args := range [][]string{{"create", "jobs"}, {"delete", "jobsets.jobset.x-k8s.io", "-n", "kube-system"}, {"get", "/healthz"}} {
+		if got := strings.TrimSpace(s.kubectl(append([]string{"auth", "can-i"}, args...)...)); got != "yes" {
+			t.Errorf("can-i %v = %q, want yes", args, got)
+		}
+	}
+	if got := s.kubectl("auth", "can-i", "--list"); !strings.Contains(got, "*.*") {
+		t.Errorf("can-i --list does not list *.*:\n%s", got)
+	}
+	var v struct {
+		Client struct{ GitVersion string }               `json:"clientVersion"`
+		Server struct{ Major, Minor, GitVersion string } `json:"serverVersion"`
+	}
+	// The output may end with kubectl's skew warning (stderr): decode the
+	// JSON value before it.
+	if err := json.NewDecoder(strings.NewReader(s.kubectl("version", "-o", "json"))).Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Server.Major != "1" || v.Server.Minor != "34" || v.Server.GitVersion != "v1.34.0+batchlet" {
+		t.Errorf("server version = %+v, want 1.34 v1.34.0+batchlet", v.Server)
+	}
+	// kubectl warns only when its minor version is more than one away from
+	// the server's: check it reads the server as 1.34.
+	out := s.kubectl("version")
+	var clientMinor int
+	if _, err := fmt.Sscanf(v.Client.GitVersion, "v1.%d.", &clientMinor); err != nil {
+		t.Fatalf("client version %q: %v", v.Client.GitVersion, err)
+	}
+	skewed := clientMinor < 33 || clientMinor > 35
+	wantWarning := fmt.Sprintf("WARNING: version difference between client (1.%d) and server (1.34) exceeds the supported minor version skew of +/-1", clientMinor)
+	if got := strings.Contains(out, wantWarning); got != skewed || (!skewed && strings.Contains(out, "WARNING")) {
+		t.Errorf("kubectl %s version output:\n%s\nwant the skew warning: %v", v.Client.GitVersion, out, skewed)
+	}
+}
+
+// TestKubernetesServiceAndClusterIPs: default/kubernetes points at the
+// server; Services get ClusterIPs from 10.96.0.0/12, refused as upstream
+// refuses them, kept across restarts and freed on delete.
+func TestKubernetesServiceAndClusterIPs(t *testing.T) {
+	s := startServer(t)
+	s.waitKubernetesService(t)
+	if got := s.jsonpath("svc/kubernetes", "{.spec.clusterIP} {.spec.ports[0].name} {.spec.ports[0].port} {.spec.ports[0].targetPort} {.metadata.labels.component}"); got != fmt.Sprintf("10.96.0.1 https 443 %d apiserver", s.port) {
+		t.Errorf("kubernetes service = %q", got)
+	}
+	want := fmt.Sprintf("127.0.0.1 %d", s.port)
+	eventually(t, 30*time.Second, "kubernetes endpoints and endpointslice", func() bool {
+		return s.jsonpath("endpoints/kubernetes", "{.subsets[0].addresses[0].ip} {.subsets[0].ports[0].port}") == want &&
+			s.jsonpath("endpointslices/kubernetes", "{.endpoints[0].addresses[0]} {.ports[0].port}") == want
+	})
+
+	s.kubectl("create", "service", "clusterip", "a", "--tcp=80:8080")
+	s.kubectl("create", "service", "clusterip", "b", "--tcp=80:8080")
+	s.kubectl("create", "service", "clusterip", "headless", "--clusterip=None")
+	if got := s.jsonpath("svc", `{range .items[*]}{.metadata.name}={.spec.clusterIP} {end}`); got != "a=10.96.1.1 b=10.96.1.2 headless=None kubernetes=10.96.0.1" {
+		t.Errorf("cluster IPs = %q", got)
+	}
+	for ip, want := range map[string]string{
+		"10.96.1.1": `spec.clusterIPs: Invalid value: ["10.96.1.1"]: failed to allocate IP 10.96.1.1: provided IP is already allocated`,
+		"10.0.0.1":  `spec.clusterIPs: Invalid value: ["10.0.0.1"]: failed to allocate IP 10.0.0.1: provided IP is not in the valid range. The range of valid IPs is 10.96.0.0/12`,
+	} {
+		out, err := s.kubectlErr("create", "service", "clusterip", "c", "--tcp=80", "--clusterip="+ip)
+		if err == nil || !strings.Contains(out, `Service "c" is invalid: `+want) {
+			t.Errorf("create with clusterIP %s: err=%v\n%s\nwant %s", ip, err, out, want)
+		}
+	}
+
+	// The deleted kubernetes Service comes back with the same address.
+	s.kubectl("delete", "svc", "kubernetes")
+	s.waitKubernetesService(t)
+
+	// Allocations are the stored Services: kept across a restart, freed by
+	// a delete.
+	s.stop()
+	s.start()
+	s.kubectl("create", "service", "clusterip", "d", "--tcp=80")
+	if got := s.jsonpath("svc/d", "{.spec.clusterIP}"); got != "10.96.1.3" {
+		t.Errorf("after restart, d got %q, want 10.96.1.3", got)
+	}
+	s.kubectl("delete", "svc", "a")
+	s.kubectl("create", "service", "clusterip", "c", "--tcp=80", "--clusterip=10.96.1.1")
+}
+
+// waitKubernetesService waits until default/kubernetes exists with the
+// first address of the service CIDR.
+func (s *server) waitKubernetesService(t *testing.T) {
+	t.Helper()
+	eventually(t, 30*time.Second, "service default/kubernetes", func() bool {
+		return s.jsonpath("svc/kubernetes", "{.spec.clusterIP}") == "10.96.0.1"
+	})
+}
