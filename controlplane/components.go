@@ -130,6 +130,35 @@ func advertiseAddr(bind, apiURL string) (netip.AddrPort, error) {
 	return netip.AddrPortFrom(ip, uint16(port)), nil
 }
 
+// rootCAOf is the CA bundle that verifies the API of cfg: its CA data or
+// file, or for the in-process config (which has none) the CA the server's
+// local source carries (see withRootCA).
+func rootCAOf(cfg *rest.Config, src LocalSource) ([]byte, error) {
+	switch {
+	case len(cfg.CAData) > 0:
+		return cfg.CAData, nil
+	case cfg.CAFile != "":
+		b, err := os.ReadFile(cfg.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading CA file: %w", err)
+		}
+		return b, nil
+	}
+	if s, ok := src.(interface{ RootCA() []byte }); ok {
+		return s.RootCA(), nil
+	}
+	return nil, nil
+}
+
+// localWithCA is the server's local source, carrying the CA its clients
+// would verify it with were they not in-process.
+type localWithCA struct {
+	LocalSource
+	ca []byte
+}
+
+func (l localWithCA) RootCA() []byte { return l.ca }
+
 // clients are the in-process clients every component shares.
 type clients struct {
 	kube      kubernetes.Interface
@@ -139,6 +168,9 @@ type clients struct {
 	dynInf    dynamicinformer.DynamicSharedInformerFactory
 	metaInf   metadatainformer.SharedInformerFactory
 	local     LocalSource
+	// rootCA is the CA bundle (PEM) that verifies the API, which the root
+	// CA publisher puts in every namespace.
+	rootCA []byte
 }
 
 // newClients builds the clients over cfg; with src, the pod, Job, node and
@@ -160,8 +192,12 @@ func newClients(cfg *rest.Config, src LocalSource) (*clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build informers: %w", err)
 	}
+	rootCA, err := rootCAOf(cfg, src)
+	if err != nil {
+		return nil, err
+	}
 	return &clients{
-		kube: kube, dyn: dyn, meta: meta, local: src,
+		kube: kube, dyn: dyn, meta: meta, local: src, rootCA: rootCA,
 		informers: typed,
 		dynInf:    dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0),
 		metaInf:   newMetadataFactory(meta, src),
@@ -171,7 +207,7 @@ func newClients(cfg *rest.Config, src LocalSource) (*clients, error) {
 func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle) error {
 	cfg := cp.ClientConfig()
 	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit in-process
-	c, err := StartControllers(ctx, cfg, cp.local, cp.opts.Controllers, cp.log, cp.registry, cp.goRun)
+	c, err := StartControllers(ctx, cfg, localWithCA{cp.local, bundle.CAPEM}, cp.opts.Controllers, cp.log, cp.registry, cp.goRun)
 	if err != nil {
 		return err
 	}

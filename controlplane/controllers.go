@@ -17,6 +17,7 @@ import (
 	jobsetcontroller "github.com/batchlet/batchlet/controller/jobset"
 	"github.com/batchlet/batchlet/controller/nodelifecycle"
 	"github.com/batchlet/batchlet/controller/podgc"
+	"github.com/batchlet/batchlet/controller/rootca"
 	"github.com/batchlet/batchlet/controller/ttl"
 	"github.com/batchlet/batchlet/scheduler"
 )
@@ -30,10 +31,11 @@ const (
 	Scheduler               = "scheduler"
 	PodGCController         = "podgc"
 	NodeLifecycleController = "nodelifecycle"
+	RootCAPublisher         = "root-ca-cert-publisher"
 )
 
 // AllControllers is every controller batchlet has, in start order.
-var AllControllers = []string{JobController, JobSetController, TTLController, GarbageCollector, Scheduler, PodGCController, NodeLifecycleController}
+var AllControllers = []string{JobController, JobSetController, TTLController, GarbageCollector, Scheduler, PodGCController, NodeLifecycleController, RootCAPublisher}
 
 // Runner runs a named component until the control plane stops.
 type Runner func(name string, fn func() error)
@@ -77,6 +79,10 @@ func controllerBuilders() map[string]controllerBuilder {
 		},
 		NodeLifecycleController: func(ctx context.Context, c *clients, log *slog.Logger, reg prometheus.Registerer) (func() error, error) {
 			ctl, err := nodelifecycle.New(c.kube, c.informers, clock.RealClock{}, log, reg, nodelifecycle.Options{})
+			return func() error { return ctl.Run(ctx, 1) }, err
+		},
+		RootCAPublisher: func(ctx context.Context, c *clients, log *slog.Logger, _ prometheus.Registerer) (func() error, error) {
+			ctl, err := rootca.New(c.kube, c.informers.Core().V1().Namespaces(), c.rootCA, log)
 			return func() error { return ctl.Run(ctx, 1) }, err
 		},
 	}

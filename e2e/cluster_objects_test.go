@@ -3,9 +3,15 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/batchlet/batchlet/pki"
 )
 
 // Issue 12's cluster objects: what upstream tooling assumes every cluster
@@ -107,4 +113,35 @@ func (s *server) waitKubernetesService(t *testing.T) {
 	eventually(t, 30*time.Second, "service default/kubernetes", func() bool {
 		return s.jsonpath("svc/kubernetes", "{.spec.clusterIP}") == "10.96.0.1"
 	})
+}
+
+// TestRootCAConfigMapPublished: every namespace gets kube-root-ca.crt with
+// the server's CA, put back when deleted or edited.
+func TestRootCAConfigMapPublished(t *testing.T) {
+	s := startServer(t)
+	caPEM, err := os.ReadFile(filepath.Join(s.dataDir, pki.CAFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const description = "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters."
+	published := func(ns string) bool {
+		out, err := s.kubectlErr("get", "configmap", "kube-root-ca.crt", "-n", ns, "-o", "json")
+		if err != nil {
+			return false
+		}
+		var cm corev1.ConfigMap
+		return json.Unmarshal([]byte(out), &cm) == nil && cm.Data["ca.crt"] == string(caPEM) &&
+			cm.Annotations["kubernetes.io/description"] == description && len(cm.Data) == 1
+	}
+	for _, ns := range []string{"default", "kube-system", "kube-public", "kube-node-lease"} {
+		eventually(t, 30*time.Second, "kube-root-ca.crt in "+ns, func() bool { return published(ns) })
+	}
+	s.kubectl("create", "namespace", "team")
+	eventually(t, 30*time.Second, "kube-root-ca.crt in a new namespace", func() bool { return published("team") })
+
+	s.kubectl("delete", "configmap", "kube-root-ca.crt", "-n", "team")
+	eventually(t, 30*time.Second, "deleted kube-root-ca.crt back", func() bool { return published("team") })
+
+	s.kubectl("patch", "configmap", "kube-root-ca.crt", "-n", "team", "-p", `{"data":{"ca.crt":"tampered","extra":"x"}}`)
+	eventually(t, 30*time.Second, "edited kube-root-ca.crt restored", func() bool { return published("team") })
 }
