@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 
 	"github.com/batchlet/batchlet/pki"
 )
@@ -144,4 +145,43 @@ func TestRootCAConfigMapPublished(t *testing.T) {
 
 	s.kubectl("patch", "configmap", "kube-root-ca.crt", "-n", "team", "-p", `{"data":{"ca.crt":"tampered","extra":"x"}}`)
 	eventually(t, 30*time.Second, "edited kube-root-ca.crt restored", func() bool { return published("team") })
+}
+
+// TestJobSetEventsNotAggregated: as upstream JobSet (events.k8s.io/v1
+// through client-go's tools/events), each restart writes its own
+// FailurePolicy_*, RestartJobSetFailurePolicyAction and JobsReady Events,
+// none folded into a count.
+func TestJobSetEventsNotAggregated(t *testing.T) {
+	s := startServer(t)
+	c := s.inNamespace(t, "jsevents")
+	const js = "restartjobset-action-example"
+	c.apply(fastLeader(t, "jobset-restartjobset-action-example.yaml", "4"))
+	eventually(t, 3*jobSetTimeout, "jobset Failed", func() bool { return c.cond(js, "Failed", "status") == "True" })
+
+	var list eventsv1.EventList
+	if err := json.Unmarshal([]byte(c.k("get", "events.v1.events.k8s.io", "--field-selector", "regarding.name="+js, "-o", "json")), &list); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]int{}
+	for _, ev := range list.Items {
+		rows[ev.Reason]++
+		if ev.Series != nil || ev.DeprecatedCount > 1 || ev.ReportingController != "jobset" || ev.Action != "Reconciling" {
+			t.Errorf("event %s %s: series %+v, count %d, reportingController %q, action %q; want its own event from jobset, Reconciling",
+				ev.Name, ev.Reason, ev.Series, ev.DeprecatedCount, ev.ReportingController, ev.Action)
+		}
+	}
+	for reason, n := range map[string]int{"FailurePolicy_failurePolicyRule0": 3, "RestartJobSetFailurePolicyAction": 3, "ReachedMaxRestarts": 1} {
+		if rows[reason] != n {
+			t.Errorf("%d %s events, want %d (all: %v)", rows[reason], reason, n, rows)
+		}
+	}
+	if rows["JobsReady"] < 3 {
+		t.Errorf("%d JobsReady events, want one per restart (all: %v)", rows["JobsReady"], rows)
+	}
+	// kubectl shows each row with count 1.
+	for _, line := range strings.Split(strings.TrimSpace(c.k("get", "events", "--field-selector", "involvedObject.name="+js, "-o", "custom-columns=REASON:.reason,COUNT:.count", "--no-headers")), "\n") {
+		if f := strings.Fields(line); len(f) != 2 || (f[1] != "<none>" && f[1] != "1") {
+			t.Errorf("kubectl get events row %q, want count 1 or none", line)
+		}
+	}
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,11 +17,10 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -35,8 +33,9 @@ type EventRecorder interface {
 }
 
 // Options holds the controller's injected dependencies. Zero values get
-// defaults: the real clock, slog.Default(), no metrics registration, and a
-// core/v1 event recorder with component "jobset".
+// defaults: the real clock, slog.Default(), no metrics registration, and an
+// events.k8s.io/v1 recorder with reporting controller "jobset" (see
+// newEventRecorder).
 type Options struct {
 	Clock      clock.Clock
 	Logger     *slog.Logger
@@ -59,7 +58,7 @@ type Controller struct {
 	clock       clock.Clock
 	log         *slog.Logger
 	recorder    EventRecorder
-	broadcaster record.EventBroadcaster
+	broadcaster events.EventBroadcaster
 	metrics     *metrics
 }
 
@@ -90,8 +89,7 @@ func NewController(kube kubernetes.Interface, dyn dynamic.Interface, kubeInforme
 		c.log = slog.Default()
 	}
 	if c.recorder == nil {
-		c.broadcaster = record.NewBroadcaster()
-		c.recorder = c.broadcaster.NewRecorder(eventScheme(), corev1.EventSource{Component: eventComponent})
+		c.broadcaster, c.recorder = newEventRecorder(kube)
 	}
 	if err := c.registerInformers(); err != nil {
 		return nil, err
@@ -164,7 +162,9 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
 	if c.broadcaster != nil {
-		c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.kube.CoreV1().Events("")})
+		if err := c.broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
+			return fmt.Errorf("jobset controller: start recording events: %w", err)
+		}
 		defer c.broadcaster.Shutdown()
 	}
 	c.kubeInformers.Start(ctx.Done())
