@@ -185,3 +185,84 @@ func TestJobSetEventsNotAggregated(t *testing.T) {
 		}
 	}
 }
+
+// ssaJob is a suspended Job (no pods) named name with label a=value.
+func ssaJob(name, value string) string {
+	return `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: ` + name + `
+  labels: {a: "` + value + `"}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox
+        command: ["true"]
+`
+}
+
+// TestServerSideApplyWithKubectl: kubectl apply --server-side records
+// managedFields, re-applies after controller writes, takes over a
+// client-side-applied Job, conflicts with another manager unless forced,
+// and --dry-run=server writes nothing.
+func TestServerSideApplyWithKubectl(t *testing.T) {
+	s := startServer(t)
+	apply := func(manifest string, args ...string) (string, error) {
+		return s.kubectlStdin(manifest, append([]string{"apply", "--server-side", "-f", "-"}, args...)...)
+	}
+	mustApply := func(manifest string, args ...string) {
+		t.Helper()
+		if out, err := apply(manifest, args...); err != nil {
+			t.Fatalf("apply --server-side %v: %v\n%s", args, err, out)
+		}
+	}
+	managers := func(job string) string {
+		return strings.TrimSpace(s.kubectl("get", "job", job, "--show-managed-fields", "-o", `jsonpath={range .metadata.managedFields[*]}{.manager}/{.operation} {end}`))
+	}
+
+	mustApply(ssaJob("ssa", "1"))
+	if got := managers("ssa"); got != "kubectl/Apply" {
+		t.Errorf("managedFields after apply = %q, want kubectl/Apply", got)
+	}
+	// The Job controller writes the Job (Suspended) without managedFields;
+	// the applier still owns its fields.
+	s.waitCondition("job/ssa", "suspended", jobSetTimeout)
+	mustApply(ssaJob("ssa", "2"))
+	if got := s.jsonpath("job/ssa", "{.metadata.labels.a}"); got != "2" {
+		t.Errorf("label after re-apply = %q, want 2", got)
+	}
+
+	// A client-side-applied Job is taken over (upstream's upgrade path),
+	// its server-set selector kept.
+	if out, err := s.kubectlStdin(ssaJob("csa", "1"), "apply", "-f", "-"); err != nil {
+		t.Fatalf("client-side apply: %v\n%s", err, out)
+	}
+	if out, err := apply(ssaJob("csa", "2")); err != nil || strings.Contains(out, "Warning") {
+		t.Fatalf("server-side apply over client-side apply: %v\n%s", err, out)
+	}
+	if got := s.jsonpath("job/csa", "{.metadata.labels.a} {.spec.selector.matchLabels}"); !strings.HasPrefix(got, "2 {") {
+		t.Errorf("label and selector after takeover = %q", got)
+	}
+	s.kubectl("label", "job", "csa", "a=3", "--overwrite")
+	out, err := apply(ssaJob("csa", "4"))
+	if want := `Apply failed with 1 conflict: conflict with "kubectl-label" using batch/v1: .metadata.labels.a`; err == nil || !strings.Contains(out, want) {
+		t.Errorf("conflicting apply: err=%v\n%s\nwant %q", err, out, want)
+	}
+	mustApply(ssaJob("csa", "4"), "--force-conflicts")
+	if got := s.jsonpath("job/csa", "{.metadata.labels.a}"); got != "4" {
+		t.Errorf("label after --force-conflicts = %q, want 4", got)
+	}
+
+	mustApply(ssaJob("ssa", "5"), "--dry-run=server")
+	mustApply(ssaJob("dry", "1"), "--dry-run=server")
+	if got := s.jsonpath("job/ssa", "{.metadata.labels.a}"); got != "2" {
+		t.Errorf("after dry-run, ssa's label = %q, want 2", got)
+	}
+	if out, err := s.kubectlErr("get", "job", "dry"); err == nil || !strings.Contains(out, "NotFound") {
+		t.Errorf("dry-run create stored the Job: %v\n%s", err, out)
+	}
+}
