@@ -34,11 +34,9 @@ type Controller struct {
 
 // New builds the publisher of rootCA (PEM) on a namespace informer; it
 // watches only the ConfigMaps named kube-root-ca.crt, with its own
-// informer, started by Run.
+// informer, started by Run. With no CA (a kubeconfig that skips TLS
+// verification) Run publishes nothing.
 func New(client kubernetes.Interface, nsInformer coreinformers.NamespaceInformer, rootCA []byte, log *slog.Logger) (*Controller, error) {
-	if len(rootCA) == 0 {
-		return nil, fmt.Errorf("root CA publisher: no CA bundle to publish")
-	}
 	cmFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", ConfigMapName).String()
 	}))
@@ -84,6 +82,10 @@ func (c *Controller) enqueueConfigMap(obj interface{}) {
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
+	if c.rootCA == "" {
+		c.log.Warn("no CA bundle for the API (TLS verification skipped?): not publishing " + ConfigMapName)
+		return nil
+	}
 	c.cmFactory.Start(ctx.Done())
 	defer c.cmFactory.Shutdown()
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
