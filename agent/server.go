@@ -292,19 +292,14 @@ func (a *Agent) serveWebSocketExec(w http.ResponseWriter, r *http.Request, ex *e
 	// The reader logs "use of closed network connection" at ERROR whenever
 	// the server closes first, which it always does after the status.
 	r = r.WithContext(klog.NewContext(r.Context(), logr.Discard()))
-	_, streams, err := conn.Open(w, r)
+	protocol, streams, err := conn.Open(w, r)
 	if err != nil {
 		a.log.Info("websocket exec upgrade failed", "err", err.Error())
 		return
 	}
 	defer conn.Close()
-	switch {
-	case opts.Stdout:
-		_, _ = streams[1].Write(nil)
-	case opts.Stderr:
-		_, _ = streams[2].Write(nil)
-	default:
-		_, _ = streams[3].Write(nil)
+	if protocol != protocolV5 {
+		announceStreams(streams, opts)
 	}
 	var in io.Reader
 	var out, errw io.WriteCloser
@@ -331,6 +326,22 @@ func (a *Agent) serveWebSocketExec(w http.ResponseWriter, r *http.Request, ex *e
 	status := execStatus(runErr)
 	b, _ := json.Marshal(status)
 	_, _ = streams[3].Write(b)
+}
+
+// announceStreams writes the empty frame on the lowest writable channel
+// that tells a v4 client the streams are open. A v5 client (client-go's
+// websocket executor, kubectl >= 1.30) needs no such signal and, when the
+// frame beats its stream set-up, logs "Unknown stream id 1, discarding
+// message" on stderr — noise in every scripted `kubectl exec`.
+func announceStreams(streams []io.ReadWriteCloser, opts *criremotecommand.Options) {
+	switch {
+	case opts.Stdout:
+		_, _ = streams[1].Write(nil)
+	case opts.Stderr:
+		_, _ = streams[2].Write(nil)
+	default:
+		_, _ = streams[3].Write(nil)
+	}
 }
 
 func channel(on bool, t wsstream.ChannelType) wsstream.ChannelType {

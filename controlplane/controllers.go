@@ -18,6 +18,7 @@ import (
 	jobsetcontroller "github.com/batchlet/batchlet/controller/jobset"
 	"github.com/batchlet/batchlet/controller/nodelifecycle"
 	"github.com/batchlet/batchlet/controller/podgc"
+	"github.com/batchlet/batchlet/controller/rootca"
 	"github.com/batchlet/batchlet/controller/ttl"
 	"github.com/batchlet/batchlet/scheduler"
 )
@@ -31,6 +32,7 @@ const (
 	Scheduler               = "scheduler"
 	PodGCController         = "podgc"
 	NodeLifecycleController = "nodelifecycle"
+	RootCAPublisher         = "root-ca-cert-publisher"
 )
 
 // controllers is the one table of batchlet's controllers, in start order,
@@ -48,6 +50,7 @@ func controllers() []controllerctx.Registration {
 		{Name: Scheduler, Workers: 2, EnabledByDefault: true, Init: controllerctx.Init(scheduler.New)},
 		{Name: PodGCController, Workers: 1, EnabledByDefault: true, Init: controllerctx.InitWith(podgc.New, podgc.Options{})},
 		{Name: NodeLifecycleController, Workers: 1, EnabledByDefault: true, Init: controllerctx.InitWith(nodelifecycle.New, nodelifecycle.Options{})},
+		{Name: RootCAPublisher, Workers: 1, EnabledByDefault: true, Init: controllerctx.Init(rootca.New)},
 	}
 }
 
@@ -128,7 +131,7 @@ func (c *clients) controllerContext(log *slog.Logger, reg prometheus.Registerer)
 		Client: c.kube, Informers: c.informers,
 		JobSetClient: c.jobsets, JobSetInformers: c.jobsetInf,
 		Metadata: c.meta, MetadataInformers: c.metaInf,
-		Clock: clock.RealClock{}, Logger: log, Registerer: reg,
+		RootCA: c.rootCA, Clock: clock.RealClock{}, Logger: log, Registerer: reg,
 	}
 }
 

@@ -41,6 +41,10 @@ type Context struct {
 	// Informers is the shared factory of Client's typed informers.
 	Informers informers.SharedInformerFactory
 
+	// RootCA is the CA bundle (PEM) that verifies the API, which the root
+	// CA publisher puts in every namespace as kube-root-ca.crt.
+	RootCA []byte
+
 	// Clock drives every time decision and the work queues' delays.
 	Clock clock.WithTicker
 	// Logger receives structured logs.

@@ -17,7 +17,7 @@ import (
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -29,6 +29,12 @@ import (
 )
 
 var _ controllerctx.Controller = (*Controller)(nil)
+
+// EventRecorder is the part of client-go's record.EventRecorder the
+// controller uses.
+type EventRecorder interface {
+	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...interface{})
+}
 
 // Controller reconciles JobSets into child Jobs and a headless Service.
 type Controller struct {
@@ -45,8 +51,8 @@ type Controller struct {
 	queue       workqueue.TypedRateLimitingInterface[string]
 	clock       clock.Clock
 	log         *slog.Logger
-	recorder    record.EventRecorder
-	broadcaster record.EventBroadcaster
+	recorder    EventRecorder
+	broadcaster events.EventBroadcaster
 	metrics     *metrics
 	// written holds, per JobSet key, the resourceVersion a status update
 	// was based on until the informer shows the update (see getJobSet).
@@ -73,7 +79,11 @@ func New(cc controllerctx.Context) (*Controller, error) {
 		log:     cc.Logger,
 		metrics: m,
 	}
-	c.recorder, c.broadcaster = cc.EventRecorder(eventScheme(), eventComponent)
+	if cc.Recorder != nil {
+		c.recorder = cc.Recorder
+	} else {
+		c.broadcaster, c.recorder = newEventRecorder(cc.Client)
+	}
 	if err := c.registerInformers(); err != nil {
 		return nil, err
 	}
@@ -145,7 +155,12 @@ func (c *Controller) enqueueOwner(obj interface{}) {
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
-	defer controllerctx.StartEvents(c.broadcaster, c.kube)()
+	if c.broadcaster != nil {
+		if err := c.broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
+			return fmt.Errorf("jobset controller: start recording events: %w", err)
+		}
+		defer c.broadcaster.Shutdown()
+	}
 	c.kubeInformers.Start(ctx.Done())
 	c.jobsetInformers.Start(ctx.Done())
 	c.log.Info("starting jobset controller", "workers", workers)
