@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"github.com/batchlet/batchlet/apiserver/query"
 	"net/http"
+	"reflect"
 	"sync"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -261,4 +263,19 @@ func (s *Server) trackManager(ctx context.Context, res *registry.Resource, statu
 		return obj
 	}
 	return typed
+}
+
+// keepManagedFields gives an update that sends no managedFields the current
+// ones, as kube-apiserver's field manager does: controllers write back
+// objects read from informers (batchlet's local ones drop managedFields),
+// which must not wipe what server-side apply recorded. A list holding one
+// empty entry clears them, as upstream documents.
+func keepManagedFields(cur, obj runtime.Object) {
+	m := accessor(obj)
+	switch mf := m.GetManagedFields(); {
+	case len(mf) == 0:
+		m.SetManagedFields(accessor(cur).GetManagedFields())
+	case len(mf) == 1 && reflect.DeepEqual(mf[0], metav1.ManagedFieldsEntry{}):
+		m.SetManagedFields(nil)
+	}
 }

@@ -59,3 +59,32 @@ func TestServerSideApplyJobSet(t *testing.T) {
 		t.Fatalf("apply jobset update: %v", err)
 	}
 }
+
+// TestUpdateWithoutManagedFieldsKeepsThem: a controller's update of an
+// object read without managedFields keeps what apply recorded, so the
+// applier can change its own fields again; [{}] clears them.
+func TestUpdateWithoutManagedFieldsKeepsThem(t *testing.T) {
+	e := newTestEnv(t)
+	cms := e.client.CoreV1().ConfigMaps("default")
+	if _, err := cms.Apply(e.ctx, corev1apply.ConfigMap("a", "default").WithLabels(map[string]string{"l": "1"}), metav1.ApplyOptions{FieldManager: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := cms.Get(e.ctx, "a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.ManagedFields = nil
+	cur.Data = map[string]string{"from": "controller"}
+	got, err := cms.Update(e.ctx, cur, metav1.UpdateOptions{})
+	if err != nil || len(got.ManagedFields) != 1 || got.ManagedFields[0].Manager != "alice" {
+		t.Fatalf("after update: managedFields %v, err %v", got.ManagedFields, err)
+	}
+	got, err = cms.Apply(e.ctx, corev1apply.ConfigMap("a", "default").WithLabels(map[string]string{"l": "2"}), metav1.ApplyOptions{FieldManager: "alice"})
+	if err != nil || got.Labels["l"] != "2" {
+		t.Fatalf("re-apply by the same manager: %v %v", got.Labels, err)
+	}
+	got.ManagedFields = []metav1.ManagedFieldsEntry{{}}
+	if got, err = cms.Update(e.ctx, got, metav1.UpdateOptions{}); err != nil || len(got.ManagedFields) != 0 {
+		t.Fatalf("update with [{}]: managedFields %v, err %v", got.ManagedFields, err)
+	}
+}

@@ -80,16 +80,27 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 	if res.HasSpec {
 		m.SetGeneration(1)
 	}
+	// The request's manager owns what it sent, not what the strategy adds
+	// (a Job's generated selector and template labels): kube-apiserver
+	// records managedFields before the strategy, and an applier taking
+	// over would otherwise drop those fields.
+	empty := res.New()
+	empty.GetObjectKind().SetGroupVersionKind(res.GVK())
+	obj = s.trackManager(ctx, res, false, empty, obj)
+	m = accessor(obj)
 	if res.PrepareForCreate != nil {
 		res.PrepareForCreate(obj)
 	}
 	if errs := s.validateCreate(res, obj); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(res.GVK().GroupKind(), m.GetName(), errs)
 	}
-	empty := res.New()
-	empty.GetObjectKind().SetGroupVersionKind(res.GVK())
-	obj = s.trackManager(ctx, res, false, empty, obj)
-	m = accessor(obj)
+	if svc, ok := obj.(*corev1.Service); ok {
+		unlock, err := s.allocateClusterIP(ctx, svc)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
 	if dryRun {
 		return obj, nil
 	}

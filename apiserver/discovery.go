@@ -14,7 +14,7 @@ import (
 
 func (s *Server) serveVersion(w http.ResponseWriter) {
 	writeJSON(w, http.StatusOK, version.Info{
-		Major: "1", Minor: "34", GitVersion: GitVersion, GitCommit: "batchlet", GitTreeState: "clean",
+		Major: Major, Minor: Minor, GitVersion: GitVersion, GitCommit: "batchlet", GitTreeState: "clean",
 		BuildDate: "2026-01-01T00:00:00Z", GoVersion: runtime.Version(), Compiler: runtime.Compiler,
 		Platform: runtime.GOOS + "/" + runtime.GOARCH,
 	})

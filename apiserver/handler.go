@@ -11,6 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/batchlet/batchlet/storage"
 )
 
 type ctxKey int
@@ -68,18 +70,23 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	switch path {
-	case "/healthz", "/livez", "/readyz":
+	case "/healthz", "/livez":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok"))
+		return
+	case "/readyz":
+		s.serveReadyz(w)
 		return
 	case "/version", "/version/":
 		s.serveVersion(w)
 		return
 	}
-	if !s.authenticate(r) {
+	user, ok := s.authenticate(r)
+	if !ok {
 		s.writeError(w, errUnauthorized())
 		return
 	}
+	r = r.WithContext(context.WithValue(r.Context(), ctxUser, user))
 	switch {
 	case path == "/metrics":
 		promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{}).ServeHTTP(w, r)
@@ -103,7 +110,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	info.Verb = verbFor(r, info)
 	start := s.clock.Now()
 	rec := &statusRecorder{ResponseWriter: w}
-	s.serveResource(rec, r.WithContext(withFieldManager(r.Context(), r)), info)
+	if err := s.authorizeResource(r.Context(), info); err != nil {
+		s.writeError(rec, err)
+	} else {
+		s.serveResource(rec, r.WithContext(withFieldManager(r.Context(), r)), info)
+	}
 	if info.Res != nil && info.Res.GVR == crdGVR && isWriteVerb(info.Verb) && rec.code < 300 {
 		s.syncCRDs(r.Context()) // names, conditions and serving follow at once
 	}
@@ -123,26 +134,24 @@ func (s *Server) serveOptional(w http.ResponseWriter, r *http.Request, h http.Ha
 	h.ServeHTTP(w, r)
 }
 
-// authenticate accepts in-process requests and valid bearer tokens.
-func (s *Server) authenticate(r *http.Request) bool {
-	if r.Context().Value(ctxInProcess) != nil {
-		return true
-	}
-	if s.cfg.Authenticator == nil {
-		return false
-	}
-	auth := r.Header.Get("Authorization")
-	const prefix = "Bearer "
-	if len(auth) <= len(prefix) || !strings.EqualFold(auth[:len(prefix)], prefix) {
-		return false
-	}
-	_, ok := s.cfg.Authenticator.AuthenticateToken(strings.TrimSpace(auth[len(prefix):]))
-	return ok
-}
-
 func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	if d <= 0 {
 		return context.WithCancel(ctx)
 	}
 	return context.WithTimeout(ctx, d)
+}
+
+// serveReadyz says not ready, with the reason, while the store cannot take
+// writes (a full disk), in kube-apiserver's format for a failed check.
+func (s *Server) serveReadyz(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if r, ok := s.store.(storage.Readier); ok {
+		if err := r.Ready(); err != nil {
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = fmt.Fprintf(w, "[-]storage failed: %v\nreadyz check failed\n", err)
+			return
+		}
+	}
+	_, _ = w.Write([]byte("ok"))
 }

@@ -38,7 +38,7 @@ func newTestEnv(t *testing.T) *testEnv {
 func newTestEnvWith(t *testing.T, adjust func(*Config)) *testEnv {
 	t.Helper()
 	store := newTestBackend(t)
-	cfg := Config{Storage: store, Authenticator: TokenMap{testToken: "admin"}}
+	cfg := Config{Storage: store, Authenticator: TokenMap{testToken: AdminUser()}}
 	if adjust != nil {
 		adjust(&cfg)
 	}

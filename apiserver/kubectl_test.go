@@ -32,7 +32,7 @@ func newKubectlEnv(t *testing.T) *kubectlEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Storage: memory.New(10000), Authenticator: TokenMap{testToken: "admin"}, OpenAPIV2: oa.V2Handler(), OpenAPIV3: oa.V3Handler()})
+	srv, err := New(Config{Storage: memory.New(10000), Authenticator: TokenMap{testToken: AdminUser()}, OpenAPIV2: oa.V2Handler(), OpenAPIV3: oa.V3Handler()})
 	if err != nil {
 		t.Fatal(err)
 	}

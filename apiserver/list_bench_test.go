@@ -33,7 +33,7 @@ func listBenchServer(b *testing.B) *Server {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = store.Close() })
-	srv, err := New(Config{Storage: store, Authenticator: TokenMap{testToken: "admin"}})
+	srv, err := New(Config{Storage: store, Authenticator: TokenMap{testToken: AdminUser()}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/batchlet/batchlet/apiserver/query"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -188,6 +189,12 @@ func (s *Server) proxyTo(w http.ResponseWriter, r *http.Request, target *url.URL
 	p := &httputil.ReverseProxy{
 		Transport:     s.nodeTransport,
 		FlushInterval: -1,
+		// A stream the client stopped reading (a followed log at the end of
+		// `batchlet run`) ends in a copy error that the proxy logs; without
+		// an http.Server above the handler (the in-process transport) it logs
+		// instead of aborting. That is the client's doing, not a server
+		// fault: the server's logger has it at debug, not Go's global log.
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL = target
 			pr.Out.Host = target.Host

@@ -19,6 +19,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 		s.writeError(w, errNotFoundPath())
 		return
 	}
+	if res.CreateOnly {
+		s.handleReview(w, r, info)
+		return
+	}
 	if info.Subresource != "" {
 		s.serveSubresource(w, r, info)
 		return

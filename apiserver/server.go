@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/ipalloc"
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/storage"
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,22 +29,17 @@ import (
 // DefaultMaxRequestBodyBytes is the request body limit unless configured.
 const DefaultMaxRequestBodyBytes = 3 << 20
 
-// GitVersion is what /version reports.
-const GitVersion = "v1.34.0-batchlet"
+// GitVersion is what /version reports: the Kubernetes version whose API and
+// batch behaviour batchlet implements. "batchlet" is semver build metadata
+// (as k3s's "+k3s1"), not a pre-release, so clients comparing versions
+// (AtLeast v1.34.0) see 1.34.0 itself.
+const GitVersion = "v1.34.0+batchlet"
 
-// Authenticator maps a bearer token to a user name.
-type Authenticator interface {
-	AuthenticateToken(token string) (user string, ok bool)
-}
-
-// TokenMap is an Authenticator over a fixed token → user table.
-type TokenMap map[string]string
-
-// AuthenticateToken implements Authenticator.
-func (m TokenMap) AuthenticateToken(token string) (string, bool) {
-	u, ok := m[token]
-	return u, ok
-}
+// Major and Minor are GitVersion's parts, as /version reports them.
+const (
+	Major = "1"
+	Minor = "34"
+)
 
 // Config configures a Server.
 type Config struct {
@@ -50,6 +47,9 @@ type Config struct {
 	// Authenticator checks bearer tokens; nil rejects every external request
 	// except the open health and version endpoints.
 	Authenticator Authenticator
+	// Authorizer decides every authenticated request and answers access
+	// reviews; nil allows everything (AllowAll).
+	Authorizer Authorizer
 	// MaxRequestBodyBytes caps request bodies (DefaultMaxRequestBodyBytes if 0).
 	MaxRequestBodyBytes int64
 	// NodeProxyToken is sent as a bearer token to node agents when proxying
@@ -74,6 +74,9 @@ type Config struct {
 	// the revision seen one interval earlier (default 5 minutes, negative
 	// disables).
 	CompactionInterval time.Duration
+	// ServiceCIDR is the range Service ClusterIPs come from
+	// (DefaultServiceCIDR if empty).
+	ServiceCIDR string
 	// EventTTL is how long an event lives after its last write (default 1
 	// hour, negative keeps events forever).
 	EventTTL time.Duration
@@ -101,6 +104,12 @@ type Server struct {
 	fieldManagers *fieldManagers
 	// nodeTransport proxies pods/log and pods/exec to node agents.
 	nodeTransport *http.Transport
+	// serviceRange and clusterIPMu allocate Service ClusterIPs.
+	serviceRange *ipalloc.Range
+	clusterIPMu  sync.Mutex
+	// self is where the kubernetes Service sends clients (see
+	// AdvertiseAt); unset, no kubernetes Service is kept.
+	self netip.AddrPort
 }
 
 // New builds a Server and makes sure the initial namespaces exist.
@@ -125,6 +134,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.CompactionInterval == 0 {
 		cfg.CompactionInterval = 5 * time.Minute
+	}
+	if cfg.ServiceCIDR == "" {
+		cfg.ServiceCIDR = DefaultServiceCIDR
+	}
+	serviceRange, err := ipalloc.NewRange(cfg.ServiceCIDR)
+	if err != nil {
+		return nil, fmt.Errorf("apiserver: %w", err)
 	}
 	if cfg.NamespaceSyncInterval == 0 {
 		cfg.NamespaceSyncInterval = time.Second
@@ -155,6 +171,7 @@ func New(cfg Config) (*Server, error) {
 		cfg: cfg, store: cfg.Storage, clock: cfg.Clock, log: cfg.Logger, scheme: scheme, protobuf: protobuf.NewSerializer(scheme, scheme),
 		served: newServedTable(append(registry.All(), registry.CustomResourceDefinitions())), metrics: m,
 		nsWake: make(chan struct{}, 1), entCache: newLatestCache[*storedEntry](entryCacheSize), decCache: newRingCache[runtime.Object](4096), localCache: newRingCache[runtime.Object](4096), nodeTransport: newNodeTransport(), fieldManagers: newFieldManagers(scheme),
+		serviceRange: serviceRange,
 	}
 	s.handler = s.buildHandler()
 	if err := s.bootstrap(context.Background()); err != nil {
@@ -173,7 +190,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // compaction, event expiry) until ctx ends.
 func (s *Server) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	for _, loop := range []func(context.Context){s.runCompaction, s.runEventTTL, s.runNamespaceLoop, s.runCRDLoop} {
+	for _, loop := range []func(context.Context){s.runCompaction, s.runEventTTL, s.runNamespaceLoop, s.runCRDLoop, s.runKubernetesService} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -89,6 +89,9 @@ func (s *Server) updateReading(ctx context.Context, res *registry.Resource, name
 			return nil, conflictModified(res.GroupResource(), name)
 		}
 		unconditional := nm.GetResourceVersion() == ""
+		if manager, _ := ctx.Value(ctxFieldManager).(string); manager == "" && mode != modeRaw {
+			keepManagedFields(cur, obj)
+		}
 		if err := s.prepareUpdate(res, obj, cur, mode); err != nil {
 			return nil, err
 		}

@@ -1,5 +1,5 @@
 // Package cli holds batchlet's command-line interface: one cobra command per
-// role (run, server, agent, kubeconfig, bench).
+// role (run, wait, server, agent, kubeconfig, bench, ...).
 package cli
 
 import (
@@ -33,6 +33,6 @@ func newRootCommand() *cobra.Command {
 	}
 	root.AddCommand(newRunCommand(), newServerCommand(), newKubeconfigCommand(), newBenchCommand(), newAgentCommand(), newControllersCommand())
 	root.AddCommand(newCRDsCommand(), newInstallCommand())
-	root.AddCommand(newImagesCommand())
+	root.AddCommand(newImagesCommand(), newWaitCommand())
 	return root
 }

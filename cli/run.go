@@ -37,13 +37,21 @@ func newRunCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run FILE|-",
 		Short: "Run a Job or JobSet manifest to completion and exit with its result",
-		Long: `Run submits a manifest (YAML or JSON; Jobs, JobSets and the ConfigMaps,
-Secrets and Services they use), streams pod logs, shows progress, prints a
-summary and exits 0 when every Job/JobSet completed, 1 when one failed,
-2 when the input was refused, 130 when interrupted.
+		Long: `Run submits a manifest (YAML or JSON; Jobs, JobSets, bare Pods and the
+ConfigMaps, Secrets, Services and Namespaces they use), streams pod logs,
+shows progress, prints a summary and exits:
+
+  0    every Job/JobSet completed (a Pod: Succeeded)
+  1    one failed, or --timeout passed
+  2    the input was refused: unknown or duplicate fields (as kubectl's
+       --validate=strict), invalid objects, names that exist. The whole
+       manifest is dry-run on the server first: nothing is created.
+  130  interrupted (what was created is deleted)
 
 Without --server or --kubeconfig it starts an embedded control plane on a
-private temporary data dir and tears it down at the end.`,
+private temporary data dir and tears it down at the end. Against a server
+(and with --data-dir) it deletes what it created, pods included, when the
+run ends, so the same manifest can run again; --keep keeps it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			code, err := runManifest(cmd.Context(), f, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -60,7 +68,7 @@ private temporary data dir and tears it down at the end.`,
 	fl.StringVar(&f.server, "server", "", "URL of a running batchlet server (uses its kubeconfig from --data-dir or KUBECONFIG)")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "submit to the cluster of this kubeconfig instead of an embedded control plane")
 	fl.StringVar(&f.dataDir, "data-dir", "", "data dir of the embedded control plane (default: a temporary dir, removed at the end unless --keep)")
-	fl.BoolVar(&f.keep, "keep", false, "keep the objects and the data dir after the run and print the kubeconfig path")
+	fl.BoolVar(&f.keep, "keep", false, "keep the created objects (and the embedded control plane's data dir) after the run")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not stream pod logs")
 	fl.DurationVar(&f.timeout, "timeout", 0, "give up (exit 1) after this long; 0 waits forever")
 	fl.StringVarP(&f.output, "output", "o", "", "final status format: '' (summary) or json")
@@ -98,7 +106,10 @@ func runManifest(parent context.Context, f runFlags, file string, stdout, stderr
 		ctx, cancel = context.WithTimeout(ctx, f.timeout)
 		defer cancel()
 	}
-	cfg, shutdown, err := runTarget(ctx, f, stderr)
+	// client-go's own logs (informers ending with the run) are internal:
+	// shown only when BATCHLET_LOG asks for logs.
+	routeKlog(newLogger(os.Getenv("BATCHLET_LOG"), stderr))
+	cfg, shutdown, ephemeral, err := runTarget(ctx, f, stderr)
 	if err != nil {
 		return 1, err
 	}
@@ -106,6 +117,8 @@ func runManifest(parent context.Context, f runFlags, file string, stdout, stderr
 	res, err := runner.Run(ctx, runner.Options{
 		Config: cfg, Namespace: f.namespace, Source: source,
 		Stdout: stdout, Stderr: stderr, Quiet: f.quiet, Terminal: isTerminal(stderr),
+		// A temporary control plane goes with everything in it.
+		Remove: !f.keep && !ephemeral,
 	}, objs)
 	if err != nil {
 		return 1, err
@@ -113,6 +126,8 @@ func runManifest(parent context.Context, f runFlags, file string, stdout, stderr
 	if res.ExitCode == runner.ExitInterrupted && ctx.Err() == context.DeadlineExceeded && parent.Err() == nil {
 		res.ExitCode = runner.ExitFailed // --timeout, not Ctrl-C
 		fmt.Fprintf(stderr, "timed out after %s\n", f.timeout)
+	} else if res.ExitCode == runner.ExitInterrupted {
+		fmt.Fprintln(stderr, "interrupted")
 	}
 	if res.ExitCode != runner.ExitInvalid {
 		if f.output == "json" {
@@ -147,46 +162,28 @@ func readManifest(file string) ([]*unstructured.Unstructured, string, error) {
 }
 
 // runTarget returns the client config to submit to: an existing cluster
-// (--server/--kubeconfig) or a fresh embedded control plane.
-func runTarget(ctx context.Context, f runFlags, stderr io.Writer) (*rest.Config, func(), error) {
+// (--server/--kubeconfig) or a fresh embedded control plane, which is
+// ephemeral when its data dir is a temporary one removed at the end.
+func runTarget(ctx context.Context, f runFlags, stderr io.Writer) (*rest.Config, func(), bool, error) {
 	if f.kubeconfig != "" || f.server != "" {
-		path := f.kubeconfig
-		if path == "" {
-			path = os.Getenv("KUBECONFIG")
-		}
-		if path == "" && f.dataDir != "" {
-			path = controlplane.KubeconfigPath(f.dataDir)
-		}
-		if path == "" {
-			path = controlplane.KubeconfigPath(controlplane.DefaultDataDir())
-		}
-		loading := &clientcmd.ClientConfigLoadingRules{ExplicitPath: path}
-		overrides := &clientcmd.ConfigOverrides{}
-		if f.server != "" {
-			overrides.ClusterInfo.Server = f.server
-		}
-		cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, overrides).ClientConfig()
-		if err != nil {
-			return nil, nil, fmt.Errorf("load kubeconfig %s: %w", path, err)
-		}
-		return cfg, func() {}, nil
+		cfg, err := clientConfig(f.kubeconfig, f.server, f.dataDir)
+		return cfg, func() {}, false, err
 	}
 	dataDir := f.dataDir
 	temp := false
 	if dataDir == "" {
 		d, err := os.MkdirTemp("", "batchlet-run-")
 		if err != nil {
-			return nil, nil, fmt.Errorf("create temporary data dir: %w", err)
+			return nil, nil, false, fmt.Errorf("create temporary data dir: %w", err)
 		}
 		dataDir, temp = d, true
 	}
 	logger := newLogger(os.Getenv("BATCHLET_LOG"), stderr)
-	routeKlog(logger)
 	cp, err := controlplane.Start(ctx, controlplane.Options{
 		DataDir: dataDir, Port: 0, Runtime: f.runtime, RegistryMirrors: f.mirrors, Ephemeral: temp && !f.keep, Logger: logger,
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("start embedded control plane: %w", err)
+		return nil, nil, false, fmt.Errorf("start embedded control plane: %w", err)
 	}
 	shutdown := func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -198,7 +195,33 @@ func runTarget(ctx context.Context, f runFlags, stderr io.Writer) (*rest.Config,
 			_ = os.RemoveAll(dataDir)
 		}
 	}
-	return cp.ClientConfig(), shutdown, nil
+	return cp.ClientConfig(), shutdown, temp && !f.keep, nil
+}
+
+// clientConfig loads the kubeconfig of a running server: the one given, or
+// KUBECONFIG's, or the data dir's (the default data dir's when none is
+// given); server overrides its address.
+func clientConfig(kubeconfig, server, dataDir string) (*rest.Config, error) {
+	path := kubeconfig
+	if path == "" {
+		path = os.Getenv("KUBECONFIG")
+	}
+	if path == "" && dataDir != "" {
+		path = controlplane.KubeconfigPath(dataDir)
+	}
+	if path == "" {
+		path = controlplane.KubeconfigPath(controlplane.DefaultDataDir())
+	}
+	loading := &clientcmd.ClientConfigLoadingRules{ExplicitPath: path}
+	overrides := &clientcmd.ConfigOverrides{}
+	if server != "" {
+		overrides.ClusterInfo.Server = server
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, overrides).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig %s: %w", path, err)
+	}
+	return cfg, nil
 }
 
 func isTerminal(w io.Writer) bool {

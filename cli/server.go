@@ -55,7 +55,7 @@ and writes <data-dir>/kubeconfig:
 	fl.BoolVar(&opts.NoAgent, "no-agent", false, "do not run the embedded node agent")
 	fl.IntVar(&opts.MaxPods, "max-pods", 0, "pod capacity of the embedded node (default 1000 for process, 1000000 for sim)")
 	fl.StringVar(&opts.NodeName, "node-name", "", "node name of the embedded agent (default: the host name)")
-	fl.StringSliceVar(&opts.Controllers, "controllers", controlplane.AllControllers, "controllers to run in-process (empty: none, e.g. to run `batchlet controllers` elsewhere)")
+	fl.StringSliceVar(&opts.Controllers, "controllers", controlplane.DefaultControllers(), "controllers to run in-process (empty: none, e.g. to run `batchlet controllers` elsewhere)")
 	fl.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return cmd
 }

@@ -4,20 +4,26 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
+	jobsetclient "sigs.k8s.io/jobset/client-go/clientset/versioned"
+	jobsetinformers "sigs.k8s.io/jobset/client-go/informers/externalversions"
 
 	"github.com/batchlet/batchlet/agent"
 	"github.com/batchlet/batchlet/apiserver"
@@ -44,17 +50,36 @@ type apiServer struct {
 	inProcess *rest.Config
 	local     LocalSource
 	run       func(ctx context.Context) error
+	// advertise tells the server where clients reach it (the kubernetes
+	// Service's endpoints); call before run.
+	advertise func(netip.AddrPort)
 }
 
-func openStore(opts Options) (storage.Backend, error) {
+func openStore(opts Options, existing bool) (storage.Backend, error) {
 	if opts.InMemory {
 		return memory.New(100_000), nil
 	}
-	b, err := bolt.Open(filepath.Join(opts.DataDir, StoreFile), bolt.Options{NoSync: opts.Ephemeral})
+	b, err := bolt.Open(filepath.Join(opts.DataDir, StoreFile), bolt.Options{
+		NoSync: opts.Ephemeral, MustExist: existing, Logger: opts.Logger.With("component", "store"),
+	})
 	if err != nil {
+		if existing {
+			return nil, fmt.Errorf("data dir %s (credentials %s, %s from an earlier start): %w", opts.DataDir, pki.CAFile, pki.TokenFile, err)
+		}
 		return nil, err
 	}
 	return b, nil
+}
+
+// hasCredentials reports whether dir holds the CA or token of an earlier
+// start.
+func hasCredentials(dir string) bool {
+	for _, name := range []string{pki.CAFile, pki.CAKeyFile, pki.TokenFile} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 func newAPIServer(cp *ControlPlane, bundle *pki.Bundle) (*apiServer, error) {
@@ -67,7 +92,7 @@ func newAPIServer(cp *ControlPlane, bundle *pki.Bundle) (*apiServer, error) {
 	}
 	srv, err := apiserver.New(apiserver.Config{
 		Storage:        cp.store,
-		Authenticator:  apiserver.TokenMap{bundle.Token: "admin"},
+		Authenticator:  apiserver.TokenMap{bundle.Token: apiserver.AdminUser()},
 		NodeProxyToken: bundle.Token,
 		Clock:          clock.RealClock{},
 		Logger:         cp.log.With("component", "apiserver"),
@@ -79,18 +104,74 @@ func newAPIServer(cp *ControlPlane, bundle *pki.Bundle) (*apiServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build API server: %w", err)
 	}
-	return &apiServer{handler: srv.Handler(), inProcess: srv.InProcessConfig(), local: srv, run: srv.Run}, nil
+	return &apiServer{handler: srv.Handler(), inProcess: srv.InProcessConfig(), local: srv, run: srv.Run, advertise: srv.AdvertiseAt}, nil
 }
+
+// advertiseAddr is the address the kubernetes Service's endpoints name:
+// the bind address, or for a wildcard bind the host's default interface
+// (as kube-apiserver picks its advertise address), and the API's port.
+func advertiseAddr(bind, apiURL string) (netip.AddrPort, error) {
+	u, err := url.Parse(apiURL)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("parsing API URL: %w", err)
+	}
+	port, err := strconv.ParseUint(u.Port(), 10, 16)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("parsing API port: %w", err)
+	}
+	ip, err := netip.ParseAddr(bind)
+	if err != nil || ip.IsUnspecified() {
+		ip = netip.MustParseAddr("127.0.0.1")
+		if host, err := utilnet.ChooseHostInterface(); err == nil {
+			if a, ok := netip.AddrFromSlice(host); ok {
+				ip = a.Unmap()
+			}
+		}
+	}
+	return netip.AddrPortFrom(ip, uint16(port)), nil
+}
+
+// rootCAOf is the CA bundle that verifies the API of cfg: its CA data or
+// file, or for the in-process config (which has none) the CA the server's
+// local source carries (see withRootCA).
+func rootCAOf(cfg *rest.Config, src LocalSource) ([]byte, error) {
+	switch {
+	case len(cfg.CAData) > 0:
+		return cfg.CAData, nil
+	case cfg.CAFile != "":
+		b, err := os.ReadFile(cfg.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading CA file: %w", err)
+		}
+		return b, nil
+	}
+	if s, ok := src.(interface{ RootCA() []byte }); ok {
+		return s.RootCA(), nil
+	}
+	return nil, nil
+}
+
+// localWithCA is the server's local source, carrying the CA its clients
+// would verify it with were they not in-process.
+type localWithCA struct {
+	LocalSource
+	ca []byte
+}
+
+func (l localWithCA) RootCA() []byte { return l.ca }
 
 // clients are the in-process clients every component shares.
 type clients struct {
 	kube      kubernetes.Interface
-	dyn       dynamic.Interface
+	jobsets   jobsetclient.Interface
 	meta      metadata.Interface
 	informers informers.SharedInformerFactory
-	dynInf    dynamicinformer.DynamicSharedInformerFactory
+	jobsetInf jobsetinformers.SharedInformerFactory
 	metaInf   metadatainformer.SharedInformerFactory
 	local     LocalSource
+	// rootCA is the CA bundle (PEM) that verifies the API, which the root
+	// CA publisher puts in every namespace.
+	rootCA []byte
 }
 
 // newClients builds the clients over cfg; with src, the pod, Job, node and
@@ -100,9 +181,9 @@ func newClients(cfg *rest.Config, src LocalSource) (*clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	jobsets, err := jobsetclient.NewForConfig(jsonConfig(cfg))
 	if err != nil {
-		return nil, fmt.Errorf("build dynamic client: %w", err)
+		return nil, fmt.Errorf("build jobset client: %w", err)
 	}
 	meta, err := metadata.NewForConfig(cfg)
 	if err != nil {
@@ -112,18 +193,32 @@ func newClients(cfg *rest.Config, src LocalSource) (*clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build informers: %w", err)
 	}
+	rootCA, err := rootCAOf(cfg, src)
+	if err != nil {
+		return nil, err
+	}
 	return &clients{
-		kube: kube, dyn: dyn, meta: meta, local: src,
+		kube: kube, jobsets: jobsets, meta: meta, local: src, rootCA: rootCA,
 		informers: typed,
-		dynInf:    dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0),
+		jobsetInf: jobsetinformers.NewSharedInformerFactoryWithOptions(jobsets, 0, jobsetinformers.WithTransform(trimManagedFields)),
 		metaInf:   newMetadataFactory(meta, src),
 	}, nil
+}
+
+// jsonConfig is cfg speaking JSON: JobSets have no protobuf encoding, on
+// batchlet's API as on a real cluster's CRD, while the in-process config
+// asks for protobuf.
+func jsonConfig(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.ContentType = apiruntime.ContentTypeJSON
+	cfg.AcceptContentTypes = apiruntime.ContentTypeJSON
+	return cfg
 }
 
 func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle) error {
 	cfg := cp.ClientConfig()
 	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit in-process
-	c, err := StartControllers(ctx, cfg, cp.local, cp.opts.Controllers, cp.log, cp.registry, cp.goRun)
+	c, err := StartControllers(ctx, cfg, localWithCA{cp.local, bundle.CAPEM}, cp.opts.Controllers, cp.log, cp.registry, cp.goRun)
 	if err != nil {
 		return err
 	}

@@ -52,11 +52,14 @@ func (cp *ControlPlane) LocalSource() LocalSource { return cp.local }
 func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	opts.setDefaults()
 	cp := &ControlPlane{opts: opts, log: opts.Logger}
+	// Credentials from an earlier start mean a store existed: a missing
+	// one is lost data, not a new cluster to create under the same CA.
+	existing := hasCredentials(opts.DataDir)
 	bundle, err := pki.Ensure(opts.DataDir, []string{opts.BindAddress})
 	if err != nil {
 		return nil, err
 	}
-	if cp.store, err = openStore(opts); err != nil {
+	if cp.store, err = openStore(opts, existing); err != nil {
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -72,6 +75,12 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 		_ = cp.store.Close()
 		return nil, err
 	}
+	self, err := advertiseAddr(opts.BindAddress, cp.url)
+	if err != nil {
+		_ = cp.Shutdown(context.Background())
+		return nil, err
+	}
+	api.advertise(self)
 	kubeconfig, err := pki.Kubeconfig(cp.url, bundle)
 	if err != nil {
 		_ = cp.Shutdown(context.Background())

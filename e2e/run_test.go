@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -124,8 +123,8 @@ func TestRunInterruptLeavesNoProcess(t *testing.T) {
 	job := strings.Replace(sleeperJob, "sleep 1000", "sleep 1000 # "+marker, 1)
 	cmd := exec.Command(binary, "run", "-")
 	cmd.Stdin = strings.NewReader(job)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	stdout, stderr := &lockedBuffer{}, &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -140,5 +139,4 @@ func TestRunInterruptLeavesNoProcess(t *testing.T) {
 		out, _ := exec.Command("pgrep", "-f", marker).Output()
 		return strings.TrimSpace(string(out)) == ""
 	})
-	_ = syscall.Getpid
 }

@@ -22,6 +22,9 @@ packages=(
   k8s.io/api/core/v1
   k8s.io/api/batch/v1
   k8s.io/api/events/v1
+  k8s.io/api/discovery/v1
+  k8s.io/api/authentication/v1
+  k8s.io/api/authorization/v1
   k8s.io/api/coordination/v1
   k8s.io/api/policy/v1
 )

@@ -9,6 +9,12 @@ import (
 	"errors"
 )
 
+// Readier is implemented by a Backend that can be running but unable to
+// take writes (a full disk): Ready returns why, nil when it can.
+type Readier interface {
+	Ready() error
+}
+
 // Errors returned by every Backend. Callers test them with errors.Is.
 var (
 	ErrNotFound  = errors.New("storage: key not found")

@@ -77,6 +77,9 @@ type Resource struct {
 	HasSpec bool
 	// NameIsLabel: names must be DNS-1123 labels instead of subdomains.
 	NameIsLabel bool
+	// CreateOnly: a review (SelfSubjectAccessReview...): create answers
+	// with the object and its computed status, and nothing is stored.
+	CreateOnly bool
 
 	// CustomResource: served from a CustomResourceDefinition (Definition,
 	// its name): unstructured objects, no strategic merge patch, lists keep
@@ -124,8 +127,9 @@ func (r *Resource) HasSubresource(sub string) bool {
 // All returns every served resource, in discovery order.
 func All() []*Resource {
 	return []*Resource{
-		Namespaces(), Pods(), Nodes(), Events(), Services(), ConfigMaps(), Secrets(), ServiceAccounts(),
-		EventsV1(), Leases(), PodDisruptionBudgets(), Jobs(), JobSets(),
+		Namespaces(), Pods(), Nodes(), Events(), Services(), Endpoints(), ConfigMaps(), Secrets(), ServiceAccounts(),
+		EventsV1(), Leases(), EndpointSlices(), PodDisruptionBudgets(), Jobs(), JobSets(),
+		SelfSubjectReviews(), SelfSubjectAccessReviews(), SelfSubjectRulesReviews(),
 	}
 }
 

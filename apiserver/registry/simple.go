@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Services is core/v1 services.
@@ -28,8 +29,13 @@ func Services() *Resource {
 			defaults.Service(svc)
 		},
 		PrepareForUpdate: func(obj, old runtime.Object) {
-			obj.(*corev1.Service).Status = old.(*corev1.Service).Status
-			defaults.Service(obj.(*corev1.Service))
+			svc, prev := obj.(*corev1.Service), old.(*corev1.Service)
+			svc.Status = prev.Status
+			defaults.Service(svc)
+			keepAllocatedClusterIP(svc, prev)
+		},
+		ValidateUpdate: func(obj, old runtime.Object) field.ErrorList {
+			return validateClusterIPUnchanged(obj.(*corev1.Service), old.(*corev1.Service))
 		},
 		PrepareForStatusUpdate: func(obj, old runtime.Object) {
 			obj.(*corev1.Service).Spec = old.(*corev1.Service).Spec
@@ -45,6 +51,34 @@ func Services() *Resource {
 		},
 		Row: func(obj runtime.Object, now time.Time) metav1.TableRow { return serviceRow(obj.(*corev1.Service), now) },
 	}
+}
+
+// keepAllocatedClusterIP: an update that leaves the ClusterIP out keeps the
+// allocated one, as upstream's service storage does.
+func keepAllocatedClusterIP(svc, old *corev1.Service) {
+	if svc.Spec.Type == corev1.ServiceTypeExternalName || old.Spec.ClusterIP == "" {
+		return
+	}
+	if svc.Spec.ClusterIP == "" && len(svc.Spec.ClusterIPs) == 0 {
+		svc.Spec.ClusterIP, svc.Spec.ClusterIPs = old.Spec.ClusterIP, old.Spec.ClusterIPs
+	}
+	if svc.Spec.ClusterIP == old.Spec.ClusterIP {
+		if len(svc.Spec.IPFamilies) == 0 {
+			svc.Spec.IPFamilies = old.Spec.IPFamilies
+		}
+		if svc.Spec.IPFamilyPolicy == nil {
+			svc.Spec.IPFamilyPolicy = old.Spec.IPFamilyPolicy
+		}
+	}
+}
+
+// validateClusterIPUnchanged: a ClusterIP may not change once set
+// (batchlet allocates only on create).
+func validateClusterIPUnchanged(svc, old *corev1.Service) field.ErrorList {
+	if old.Spec.ClusterIP == "" || svc.Spec.ClusterIP == old.Spec.ClusterIP {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(field.NewPath("spec", "clusterIPs").Index(0), svc.Spec.ClusterIP, "may not change once set")}
 }
 
 func serviceRow(svc *corev1.Service, now time.Time) metav1.TableRow {

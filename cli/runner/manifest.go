@@ -21,6 +21,8 @@ import (
 var (
 	JobGVK    = schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}
 	JobSetGVK = schema.GroupVersionKind{Group: "jobset.x-k8s.io", Version: "v1alpha2", Kind: "JobSet"}
+	// PodGVK: a bare Pod runs until its phase is Succeeded or Failed.
+	PodGVK = schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
 )
 
 // ParseManifest splits a YAML or JSON stream of one or more documents into

@@ -3,7 +3,9 @@ package runner
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Outcome is where a followed object ended.
@@ -53,12 +55,33 @@ type ItemResult struct {
 	FailedPods       []PodExit     `json:"failedPods,omitempty"`
 }
 
-// PodExit records how a failed pod's containers ended.
+// PodExit records how a container of a failed pod ended, or, with no
+// Container, why the pod failed without a failed container (Evicted,
+// DeadlineExceeded).
 type PodExit struct {
 	Pod       string `json:"pod"`
-	Container string `json:"container"`
+	Container string `json:"container,omitempty"`
 	ExitCode  int32  `json:"exitCode"`
 	Reason    string `json:"reason,omitempty"`
+	Message   string `json:"message,omitempty"`
+}
+
+// podExits lists the containers of pod that ended with a nonzero code,
+// init containers first; for a failed pod none of whose containers did, the
+// pod's own reason and message.
+func podExits(pod *corev1.Pod) []PodExit {
+	var exits []PodExit
+	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, cs := range statuses {
+			if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+				exits = append(exits, PodExit{Pod: pod.Name, Container: cs.Name, ExitCode: t.ExitCode, Reason: t.Reason, Message: t.Message})
+			}
+		}
+	}
+	if len(exits) == 0 && pod.Status.Phase == corev1.PodFailed {
+		exits = append(exits, PodExit{Pod: pod.Name, Reason: pod.Status.Reason, Message: pod.Status.Message})
+	}
+	return exits
 }
 
 // finishedCondition maps the kind's terminal condition types.
@@ -69,10 +92,16 @@ func terminalTypes(kind string) (complete, failed string) {
 	return "Complete", "Failed"
 }
 
-// evaluate reads an object's status into an ItemResult; Outcome stays
-// OutcomeRunning until a terminal condition is True.
+// Evaluate reads the status of a Job, JobSet or Pod into an ItemResult;
+// Outcome stays OutcomeRunning until a terminal condition is True (for a
+// Pod: until its phase is Succeeded or Failed).
+func Evaluate(obj *unstructured.Unstructured) ItemResult { return evaluate(obj) }
+
 func evaluate(obj *unstructured.Unstructured) ItemResult {
 	kind := obj.GetKind()
+	if obj.GroupVersionKind() == PodGVK {
+		return evaluatePod(obj)
+	}
 	res := ItemResult{Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
 	completeType, failedType := terminalTypes(kind)
@@ -105,6 +134,50 @@ func evaluate(obj *unstructured.Unstructured) ItemResult {
 	res.FailedIndexes, _, _ = unstructured.NestedString(obj.Object, "status", "failedIndexes")
 	res.Duration = duration(obj)
 	return res
+}
+
+// evaluatePod reads a bare Pod's phase: Succeeded is its completion, Failed
+// its failure, with the pod's reason and message.
+func evaluatePod(obj *unstructured.Unstructured) ItemResult {
+	res := ItemResult{Kind: PodGVK.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), Counts: Counts{Completions: 1}}
+	var pod corev1.Pod
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &pod); err != nil {
+		return res
+	}
+	switch pod.Status.Phase {
+	case corev1.PodSucceeded:
+		res.Outcome, res.Counts.Succeeded = OutcomeComplete, 1
+	case corev1.PodFailed:
+		res.Outcome, res.Counts.Failed = OutcomeFailed, 1
+		res.Reason, res.Message = pod.Status.Reason, pod.Status.Message
+	case corev1.PodRunning:
+		res.Counts.Active = 1
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			res.Counts.Ready = 1
+		}
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		res.Restarts += int64(cs.RestartCount)
+	}
+	if pod.Status.StartTime != nil && res.Outcome != OutcomeRunning {
+		if end := lastFinish(&pod); !end.IsZero() {
+			res.Duration = end.Sub(pod.Status.StartTime.Time)
+		}
+	}
+	return res
+}
+
+// lastFinish is when the last container of a finished pod ended.
+func lastFinish(pod *corev1.Pod) time.Time {
+	var end time.Time
+	for _, cs := range pod.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.FinishedAt.After(end) {
+			end = t.FinishedAt.Time
+		}
+	}
+	return end
 }
 
 func jobCounts(obj *unstructured.Unstructured) Counts {

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -42,7 +44,12 @@ type Options struct {
 	Quiet          bool
 	// Terminal draws a live progress line instead of plain lines.
 	Terminal bool
-	Now      func() time.Time
+	// Remove deletes what the run created, pods included, once it ends,
+	// and waits until it is gone, so the manifest can run again at once
+	// (run against a server without --keep). Without it the objects stay,
+	// unless the run is interrupted.
+	Remove bool
+	Now    func() time.Time
 }
 
 // Result is what a run ended with.
@@ -87,12 +94,19 @@ func Run(ctx context.Context, opts Options, objs []*unstructured.Unstructured) (
 	res := &Result{Items: items, Elapsed: opts.Now().Sub(start)}
 	switch {
 	case interrupted:
-		cleanup(context.Background(), clients.dyn, created)
 		res.ExitCode = ExitInterrupted
 	case anyFailed(items):
 		res.ExitCode = ExitFailed
 	default:
 		res.ExitCode = ExitComplete
+	}
+	if interrupted || opts.Remove {
+		// The run's context may have ended (Ctrl-C, --timeout): the
+		// deletion still has to go out.
+		left := cleanup(context.WithoutCancel(ctx), clients.dyn, created, opts.Remove)
+		for _, l := range left {
+			fmt.Fprintf(opts.Stderr, "warning: %s is still being deleted\n", l)
+		}
 	}
 	return res, nil
 }
@@ -106,12 +120,14 @@ func anyFailed(items []ItemResult) bool {
 	return false
 }
 
+// kindResource names an object's type as kubectl's messages do: the
+// lower-case kind, qualified by the group ("job.batch", "configmap").
 func kindResource(s submitted) string {
-	gr := s.mapping.Resource.GroupResource()
-	if gr.Group == "" {
-		return gr.Resource
+	gvk := s.obj.GroupVersionKind()
+	if gvk.Group == "" {
+		return strings.ToLower(gvk.Kind)
 	}
-	return gr.Resource[:len(gr.Resource)-1] + "." + gr.Group
+	return strings.ToLower(gvk.Kind) + "." + gvk.Group
 }
 
 type clients struct {
@@ -153,7 +169,7 @@ type follower struct {
 func newFollower(opts Options, c *clients, created []submitted) *follower {
 	var followed []submitted
 	for _, s := range created {
-		if gvk := s.obj.GroupVersionKind(); gvk == JobGVK || gvk == JobSetGVK {
+		if gvk := s.obj.GroupVersionKind(); gvk == JobGVK || gvk == JobSetGVK || gvk == PodGVK {
 			followed = append(followed, s)
 		}
 	}
@@ -316,9 +332,15 @@ func (f *follower) podIsOurs(pod *corev1.Pod) bool {
 			continue
 		}
 		var sel labels.Selector
-		if s.obj.GetKind() == JobSetGVK.Kind {
+		switch s.obj.GetKind() {
+		case PodGVK.Kind:
+			if s.obj.GetUID() == pod.UID {
+				return true
+			}
+			continue
+		case JobSetGVK.Kind:
 			sel = labels.SelectorFromSet(labels.Set{"jobset.sigs.k8s.io/jobset-name": s.obj.GetName()})
-		} else {
+		default:
 			sel = labels.SelectorFromSet(labels.Set{"batch.kubernetes.io/job-name": s.obj.GetName()})
 		}
 		if sel.Matches(labels.Set(pod.Labels)) {
@@ -343,12 +365,12 @@ func (f *follower) onPod(ctx context.Context, o any) {
 // streams drain and the failed pods are collected.
 func (f *follower) finish(ctx context.Context, items []ItemResult) {
 	for _, it := range items {
-		pods, err := f.clients.kube.CoreV1().Pods(it.Namespace).List(ctx, metav1.ListOptions{LabelSelector: podLabel(it)})
+		pods, err := f.pods(ctx, it)
 		if err != nil {
 			continue
 		}
-		for i := range pods.Items {
-			f.logs.observe(ctx, &pods.Items[i])
+		for i := range pods {
+			f.logs.observe(ctx, &pods[i])
 		}
 	}
 	// Give log streams a moment to drain the final lines.
@@ -356,32 +378,37 @@ func (f *follower) finish(ctx context.Context, items []ItemResult) {
 	f.collectFailedPods(ctx, items)
 }
 
-// podLabel selects the pods of a followed Job or JobSet.
-func podLabel(it ItemResult) string {
-	if it.Kind == JobSetGVK.Kind {
-		return "jobset.sigs.k8s.io/jobset-name=" + it.Name
+// pods lists the pods of a followed item: a bare Pod itself, the pods of a
+// Job by the job-name label, of a JobSet by the jobset-name label.
+func (f *follower) pods(ctx context.Context, it ItemResult) ([]corev1.Pod, error) {
+	opts := metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + it.Name}
+	switch it.Kind {
+	case PodGVK.Kind:
+		opts = metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", it.Name).String()}
+	case JobSetGVK.Kind:
+		opts = metav1.ListOptions{LabelSelector: "jobset.sigs.k8s.io/jobset-name=" + it.Name}
 	}
-	return "batch.kubernetes.io/job-name=" + it.Name
+	list, err := f.clients.kube.CoreV1().Pods(it.Namespace).List(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
 }
 
-// collectFailedPods records the exit codes of failed containers for the
-// summary.
+// collectFailedPods records, for the summary, how the containers of failed
+// pods ended, with the reason and message their status carries.
 func (f *follower) collectFailedPods(ctx context.Context, items []ItemResult) {
 	for i := range items {
 		it := &items[i]
 		if it.Outcome != OutcomeFailed {
 			continue
 		}
-		pods, err := f.clients.kube.CoreV1().Pods(it.Namespace).List(ctx, metav1.ListOptions{LabelSelector: podLabel(*it)})
+		pods, err := f.pods(ctx, *it)
 		if err != nil {
 			continue
 		}
-		for _, p := range pods.Items {
-			for _, cs := range p.Status.ContainerStatuses {
-				if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
-					it.FailedPods = append(it.FailedPods, PodExit{Pod: p.Name, Container: cs.Name, ExitCode: t.ExitCode, Reason: t.Reason})
-				}
-			}
+		for j := range pods {
+			it.FailedPods = append(it.FailedPods, podExits(&pods[j])...)
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -16,7 +15,11 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+
+	"github.com/batchlet/batchlet/controller/controllerctx"
 )
+
+var _ controllerctx.Controller = (*Controller)(nil)
 
 // Controller is the garbage collector.
 type Controller struct {
@@ -41,25 +44,39 @@ type Controller struct {
 	attemptToOrphan workqueue.TypedRateLimitingInterface[types.UID]
 }
 
-// New builds a collector watching resources (DefaultResources when nil)
-// through informers of factory. Run starts the factory.
-func New(client metadata.Interface, factory metadatainformer.SharedInformerFactory, resources []Resource,
-	clk clock.Clock, logger *slog.Logger, reg prometheus.Registerer) (*Controller, error) {
+// Options configure the garbage collector.
+type Options struct {
+	// Resources it watches; DefaultResources when nil.
+	Resources []Resource
+	// DiscoveryInterval, when set, makes the collector also watch every
+	// resource cc.Client's discovery serves (custom resources), looking
+	// again at this interval, as kube-controller-manager's resync does.
+	DiscoveryInterval time.Duration
+}
+
+// New builds a collector watching opts.Resources through cc's metadata
+// informers. Run starts the factory.
+func New(cc controllerctx.Context, opts Options) (*Controller, error) {
+	cc = cc.WithDefaults()
+	resources := opts.Resources
 	if resources == nil {
 		resources = DefaultResources()
 	}
-	m, err := newMetrics(reg)
+	m, err := newMetrics(cc.Registerer)
 	if err != nil {
 		return nil, err
 	}
 	c := &Controller{
-		client: client, factory: factory, resources: resources, mapper: newKindMapper(resources),
-		clock: clk, log: logger.With("controller", "garbagecollector"), metrics: m,
+		client: cc.Metadata, factory: cc.MetadataInformers, resources: resources, mapper: newKindMapper(resources),
+		clock: cc.Clock, log: cc.Logger.With("controller", "garbagecollector"), metrics: m,
 		monitors:        map[schema.GroupVersionResource]monitor{},
 		attemptToDelete: newQueue("garbage_collector_attempt_to_delete"),
 		attemptToOrphan: newQueue("garbage_collector_attempt_to_orphan"),
 	}
 	c.graph = newGraph(c.mapper)
+	if opts.DiscoveryInterval > 0 && cc.Client != nil {
+		c.WatchDiscovered(cc.Client.Discovery(), opts.DiscoveryInterval)
+	}
 	for _, r := range resources {
 		if err := c.watch(r); err != nil {
 			return nil, err

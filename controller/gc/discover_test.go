@@ -2,8 +2,7 @@ package gc
 
 import (
 	"context"
-	"io"
-	"log/slog"
+	"github.com/batchlet/batchlet/controller/controllerctx"
 	"testing"
 	"time"
 
@@ -65,8 +64,8 @@ func TestDiscoveredOwnerKindsAreCollected(t *testing.T) {
 		obj(podsRes, "of-gone", "p2", widgetRef("gone", "w-gone")),
 	}
 	client := fake.NewSimpleMetadataClient(scheme, objs...)
-	c, err := New(client, metadatainformer.NewSharedInformerFactory(client, 0), []Resource{podsRes, jobsRes},
-		clocktesting.NewFakeClock(time.Now()), slog.New(slog.NewTextHandler(io.Discard, nil)), prometheus.NewRegistry())
+	c, err := New(controllerctx.Context{Metadata: client, MetadataInformers: metadatainformer.NewSharedInformerFactory(client, 0),
+		Clock: clocktesting.NewFakeClock(time.Now()), Registerer: prometheus.NewRegistry()}, Options{Resources: []Resource{podsRes, jobsRes}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -149,6 +149,7 @@ func (c *Controller) trackAndFlush(ctx context.Context, key string, st *syncStat
 			return fmt.Errorf("adding uncounted pods to status: %w", err)
 		}
 		flushed = true
+		c.emitEvents(st)
 		c.recordIndexes(st.job, tp)
 	}
 	for action, n := range tp.pfpActions {
@@ -179,6 +180,16 @@ func (c *Controller) trackAndFlush(ctx context.Context, key string, st *syncStat
 		c.recordFinished(st.job, st.finishedCond)
 	}
 	return nil
+}
+
+// emitEvents records the events of the status just written. They follow
+// the write: a sync whose write conflicts (a stale cache, a concurrent
+// spec change) is retried, and its events would otherwise be recorded once
+// per try (a Resumed with count 2).
+func (c *Controller) emitEvents(st *syncState) {
+	for _, ev := range st.events {
+		c.recorder.Event(st.job, ev.kind, ev.reason, ev.message)
+	}
 }
 
 // updateStatus writes st.job's status (PUT /status) and keeps the returned

@@ -1,14 +1,19 @@
 package job
 
 import (
+	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	batch "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 )
 
@@ -46,6 +51,53 @@ func TestScenarioSuspendResume(t *testing.T) {
 	wantEv := []string{"Suspended", "SuccessfulCreate", "SuccessfulCreate", "Resumed", "SuccessfulCreate", "SuccessfulCreate", "Completed"}
 	if !slices.Equal(reasons, wantEv) {
 		t.Errorf("events %v, want %v", reasons, wantEv)
+	}
+}
+
+// TestScenarioResumeEventFollowsTheStatusWrite: a resume whose status
+// write conflicts is retried; the Resumed event is recorded once, by the
+// try whose write went through, not once per try.
+func TestScenarioResumeEventFollowsTheStatusWrite(t *testing.T) {
+	h := newHarness(t)
+	j := newTestJob("resume-conflict", 1, 1)
+	j.Spec.Suspend = ptr.To(true)
+	job := h.createJob(j)
+	h.eventually("suspended condition", 10*time.Millisecond, func() bool {
+		return slices.Equal(condTypes(h.getJob(job)), []string{"Suspended=True/JobSuspended"})
+	})
+	var conflicts atomic.Int32
+	h.client.PrependReactor("update", "jobs", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() == "status" && conflicts.Add(1) == 1 {
+			return true, nil, apierrors.NewConflict(batch.Resource("jobs"), job.Name, errors.New("the object has been modified"))
+		}
+		return false, nil, nil
+	})
+	cur := h.getJob(job)
+	cur.Spec.Suspend = ptr.To(false)
+	if _, err := h.client.BatchV1().Jobs("default").Update(h.ctx, cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("resumed condition", 10*time.Millisecond, func() bool {
+		return slices.Equal(condTypes(h.getJob(job)), []string{"Suspended=False/JobResumed"})
+	})
+	h.eventually("job finished", 100*time.Millisecond, func() bool {
+		h.finishPods("default", func(*v1.Pod) (v1.PodPhase, int32) { return v1.PodSucceeded, 0 })
+		return IsJobFinished(h.getJob(job))
+	})
+	if conflicts.Load() < 2 {
+		t.Fatalf("status writes after resume = %d, want the conflicting one and a retry", conflicts.Load())
+	}
+	h.eventually("Completed event", time.Millisecond, func() bool {
+		return slices.ContainsFunc(h.drainEvents(), func(e string) bool { return strings.Contains(e, "Completed") })
+	})
+	resumed := 0
+	for _, e := range h.drainEvents() {
+		if strings.Fields(e)[1] == "Resumed" {
+			resumed++
+		}
+	}
+	if resumed != 1 {
+		t.Errorf("Resumed events = %d, want 1: %v", resumed, h.drainEvents())
 	}
 }
 

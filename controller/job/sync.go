@@ -64,9 +64,6 @@ func (c *Controller) syncJob(ctx context.Context, key string) (rErr error) {
 	if st.requeueAfter > 0 {
 		c.queue.AddAfter(key, st.requeueAfter)
 	}
-	for _, ev := range st.events {
-		c.recorder.Event(st.job, ev.kind, ev.reason, ev.message)
-	}
 	if err := c.trackAndFlush(ctx, key, st, oldStatus); err != nil {
 		return fmt.Errorf("tracking status: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,15 @@ var (
 	bucketMeta = []byte("meta")
 	metaRev    = []byte("rev")
 	metaCompct = []byte("compact")
+	// metaWALOpen holds the first WAL segment of a run that has not been
+	// closed cleanly; Open refuses when no segment from it on exists.
+	metaWALOpen = []byte("walopen")
+	// metaSumSince is the revision the store had when it first opened with
+	// record checksums; records above it must carry one.
+	metaSumSince = []byte("sumsince")
+	// metaKeys counts the keys of the kv bucket, so that a leaf page that
+	// lost elements (structurally still valid) is noticed at open.
+	metaKeys = []byte("keys")
 )
 
 // Options tune a Backend. The zero value picks the defaults.
@@ -66,6 +76,15 @@ type Options struct {
 	OpenTimeout time.Duration
 	// Logger reports background failures; default slog.Default().
 	Logger *slog.Logger
+	// MustExist says the store existed before (the data dir has its
+	// credentials): a missing or empty file is then an error instead of a
+	// new, blank store.
+	MustExist bool
+	// VerifyBudget bounds the read-only walk that checks every record's
+	// checksum (and, by reading every page, the file's structure) before
+	// the store opens (default 30s; negative skips it). A walk that runs
+	// out of time is logged and the open goes on.
+	VerifyBudget time.Duration
 	// NoSync skips every fsync: writes survive a crash of the process but
 	// not of the machine. For tests only.
 	NoSync bool
@@ -99,6 +118,9 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.VerifyBudget == 0 {
+		o.VerifyBudget = 30 * time.Second
+	}
 	if o.OpenTimeout <= 0 {
 		o.OpenTimeout = 10 * time.Second
 	}
@@ -108,18 +130,24 @@ func (o Options) withDefaults() Options {
 // Backend is the bbolt storage.Backend. Create it with Open.
 type Backend struct {
 	db   *bbolt.DB
+	path string
 	opts Options
 	hub  *watchhub.Hub
 
 	rev        atomic.Int64 // latest WAL-durable revision
 	compactRev atomic.Int64
+	// legacyUpTo is the last revision whose records may lack a checksum
+	// (written before checksums); set on Open.
+	legacyUpTo int64
 
 	mu   sync.RWMutex // guards ov; held shared across a read snapshot
 	ov   *overlay
 	room *sync.Cond // on mu: a checkpoint made room for pending writes
 
-	wal    *wal
-	walErr error // sticky: set by the writer when an append failed
+	wal      *wal
+	walErrMu sync.Mutex
+	walErr   error // sticky: set by the writer when an append failed for good
+	space    spaceState
 
 	closeMu sync.RWMutex // held shared while enqueueing a write
 	closed  bool
@@ -138,9 +166,45 @@ type Backend struct {
 var _ storage.Backend = (*Backend)(nil)
 
 // Open opens (or creates) the store at path, restores the revision counters
-// and loads the tail of the log into the watch history.
+// and loads the tail of the log into the watch history. A damaged store is
+// an error naming the file (*DamagedError, *WALDamageError), never a panic.
 func Open(path string, opts Options) (*Backend, error) {
 	opts = opts.withDefaults()
+	segs, err := listSegments(segmentPrefix(path))
+	if err != nil {
+		return nil, err
+	}
+	if err := preflight(path, opts.MustExist, segs); err != nil {
+		return nil, err
+	}
+	if info, err := os.Stat(path); err == nil && info.Size() > 0 && opts.VerifyBudget > 0 {
+		start := opts.Clock.Now()
+		finished, err := verifyFile(path, opts)
+		if err != nil {
+			return nil, err
+		}
+		if !finished {
+			opts.Logger.Warn("store check ran out of time; the rest of the file is checked as it is read",
+				"file", path, "budget", opts.VerifyBudget)
+		} else {
+			opts.Logger.Debug("store checked", "file", path, "took", opts.Clock.Since(start))
+		}
+	}
+	var b *Backend
+	err = guard(path, func() error {
+		var err error
+		b, err = open(path, opts)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// open is Open past the checks; a panic in it is turned into an error by
+// the caller.
+func open(path string, opts Options) (b *Backend, err error) {
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
 		Timeout:         opts.OpenTimeout,
 		NoFreelistSync:  true,
@@ -151,8 +215,15 @@ func Open(path string, opts Options) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open bolt store %s: %w", path, err)
 	}
-	b := &Backend{
+	defer func() {
+		if r := recover(); r != nil {
+			_ = db.Close()
+			panic(r)
+		}
+	}()
+	b = &Backend{
 		db:      db,
+		path:    path,
 		opts:    opts,
 		reqs:    make(chan *request, 4*opts.MaxBatch),
 		writerD: make(chan struct{}),
@@ -184,15 +255,22 @@ func Open(path string, opts Options) (*Backend, error) {
 // segment.
 func (b *Backend) recover(path string) error {
 	if err := b.load(); err != nil {
-		return err
+		return &DamagedError{File: path, Reason: err.Error()}
 	}
 	segs, err := listSegments(segmentPrefix(path))
 	if err != nil {
 		return err
 	}
-	replay, err := readSegments(segs, b.rev.Load())
+	if err := b.checkWALPresent(path, segs); err != nil {
+		return err
+	}
+	replay, torn, err := readSegments(segs, b.rev.Load())
 	if err != nil {
 		return err
+	}
+	if torn != nil {
+		b.opts.Logger.Warn("write-ahead log ends with a torn record, the write a crash interrupted; dropping it",
+			"file", torn.file, "offset", torn.offset, "bytes", torn.size)
 	}
 	if len(replay) > 0 {
 		b.ov.install(replay)
@@ -205,10 +283,51 @@ func (b *Backend) recover(path string) error {
 		return err
 	}
 	b.wal.noSync = b.opts.NoSync
+	if err := b.markWALOpen(int64(b.wal.seq)); err != nil {
+		return err
+	}
 	if err := b.wal.release(b.rev.Load()); err != nil {
 		return err
 	}
 	return b.loadHistory()
+}
+
+// checkWALPresent refuses a store whose last run did not close cleanly
+// but whose log from that run on is gone: its writes after the last
+// checkpoint would otherwise vanish without a word.
+func (b *Backend) checkWALPresent(path string, segs []string) error {
+	var first int64
+	err := b.db.View(func(tx *bbolt.Tx) error {
+		first = readInt(tx.Bucket(bucketMeta), metaWALOpen)
+		return nil
+	})
+	if err != nil || first == 0 {
+		return err
+	}
+	prefix := segmentPrefix(path)
+	for _, p := range segs {
+		if seqOf(prefix, p) >= int(first) {
+			return nil
+		}
+	}
+	return fmt.Errorf("write-ahead log missing: the store was not closed cleanly and its log continues in %s%08d, "+
+		"which does not exist; writes acknowledged after the last checkpoint would be lost, so the store refuses "+
+		"to start (restore the segment or a backup, see docs/reliability.md)", prefix, first)
+}
+
+// markWALOpen records the first segment of this run (seq 0: closed cleanly).
+func (b *Backend) markWALOpen(seq int64) error {
+	err := b.db.Update(func(tx *bbolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if seq == 0 {
+			return meta.Delete(metaWALOpen)
+		}
+		return meta.Put(metaWALOpen, revKey(seq))
+	})
+	if err != nil {
+		return fmt.Errorf("record the write-ahead log state: %w", mapErr(err))
+	}
+	return nil
 }
 
 // load creates the buckets and reads the counters.
@@ -222,6 +341,18 @@ func (b *Backend) load() error {
 		meta := tx.Bucket(bucketMeta)
 		b.rev.Store(readInt(meta, metaRev))
 		b.compactRev.Store(readInt(meta, metaCompct))
+		if meta.Get(metaSumSince) == nil {
+			// First open with checksums: every record from here on has one.
+			if err := meta.Put(metaSumSince, revKey(b.rev.Load())); err != nil {
+				return fmt.Errorf("record checksum start: %w", err)
+			}
+		}
+		b.legacyUpTo = readInt(meta, metaSumSince)
+		if meta.Get(metaKeys) == nil {
+			if err := meta.Put(metaKeys, revKey(int64(tx.Bucket(bucketKV).Stats().KeyN))); err != nil {
+				return fmt.Errorf("record key count: %w", err)
+			}
+		}
 		return nil
 	})
 	return err
@@ -232,7 +363,7 @@ func (b *Backend) loadHistory() error {
 	var tail []storage.Event
 	err := b.db.View(func(tx *bbolt.Tx) error {
 		var err error
-		tail, err = readTail(tx.Bucket(bucketLog), b.opts.HistoryWindow)
+		tail, err = readTail(tx.Bucket(bucketLog), b.opts.HistoryWindow, b.legacyUpTo)
 		return err
 	})
 	if err != nil {
@@ -245,11 +376,11 @@ func (b *Backend) loadHistory() error {
 
 // readTail returns the last n events of the log in ascending order, copied
 // out of the file.
-func readTail(logB *bbolt.Bucket, n int) ([]storage.Event, error) {
+func readTail(logB *bbolt.Bucket, n int, legacyUpTo int64) ([]storage.Event, error) {
 	var rev []storage.Event
 	c := logB.Cursor()
 	for k, v := c.Last(); k != nil && len(rev) < n; k, v = c.Prev() {
-		ev, err := decodeEvent(keyRev(k), cloneBytes(v))
+		ev, err := decodeLogEvent(keyRev(k), cloneBytes(v), legacyUpTo)
 		if err != nil {
 			return nil, err
 		}
@@ -305,6 +436,14 @@ func (b *Backend) Close() error {
 		checkpointed = -1 // keep the WAL: it has writes bbolt lacks
 	}
 	b.mu.RUnlock()
+	if checkpointed >= 0 {
+		// Marked clean before the segments go, so a crash in between
+		// leaves segments that replay as already checkpointed.
+		if merr := b.markWALOpen(0); merr != nil {
+			err = errors.Join(err, merr)
+			checkpointed = -1
+		}
+	}
 	err = errors.Join(err, b.wal.close(checkpointed))
 	b.compMu.Lock()
 	defer b.compMu.Unlock()

@@ -28,7 +28,10 @@ func (b *Backend) checkpointer() {
 		case <-b.ckptC:
 		}
 		if err := b.checkpoint(); err != nil {
-			b.opts.Logger.Error("checkpoint into bbolt failed", "err", err)
+			if !isNoSpace(err) { // a full disk is logged when it starts and ends
+				b.opts.Logger.Error("checkpoint into bbolt failed", "file", b.path, "err", err)
+			}
+			b.kickCheckpoint() // retry after the interval
 		}
 		select {
 		case <-b.stopC:
@@ -54,9 +57,14 @@ func (b *Backend) checkpoint() error {
 		if err := applyEvents(tx.Bucket(bucketKV), tx.Bucket(bucketLog), events); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketMeta).Put(metaRev, revKey(last))
+		meta := tx.Bucket(bucketMeta)
+		if err := meta.Put(metaKeys, revKey(readInt(meta, metaKeys)+keyDelta(events))); err != nil {
+			return err
+		}
+		return meta.Put(metaRev, revKey(last))
 	})
 	b.stats.checkpoints.Add(1)
+	b.noteSpace(causeCheckpoint, err)
 	if err != nil {
 		return fmt.Errorf("checkpoint %d events up to revision %d: %w", len(events), last, mapErr(err))
 	}
@@ -68,6 +76,20 @@ func (b *Backend) checkpoint() error {
 		return nil
 	}
 	return b.wal.release(last)
+}
+
+// keyDelta is how many keys the events add to the kv bucket.
+func keyDelta(events []storage.Event) int64 {
+	var n int64
+	for i := range events {
+		switch events[i].Type {
+		case storage.EventCreated:
+			n++
+		case storage.EventDeleted:
+			n--
+		}
+	}
+	return n
 }
 
 // waitForRoom blocks the writer while too many writes await a checkpoint,

@@ -4,14 +4,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 
 	"github.com/batchlet/batchlet/storage"
 )
 
 // On-disk records.
 //
-//	kv bucket:   key -> uvarint createRev | uvarint modRev | value
-//	log bucket:  8-byte big-endian revision -> event record
+//	kv bucket:   key -> 0x00 | crc32c(rest) | uvarint createRev | uvarint modRev | value
+//	log bucket:  8-byte big-endian revision -> 0xC5 | crc32c(event) | event record
 //	event:       type byte | uvarint len(key) | key | uvarint createRev | body
 //	  created:   value
 //	  updated:   uvarint prevModRev | uvarint len(value) | value | prevValue
@@ -19,8 +20,46 @@ import (
 //
 // A deleted event's KV carries the last value with ModRevision set to the
 // revision of the delete, as storage.Event documents.
+//
+// The checksum (little-endian CRC32C) catches a byte changed inside a value,
+// which bbolt's page structure does not cover. Stores written before it have
+// records without the marker byte (a kv record's first byte, the uvarint of
+// a revision >= 1, is never 0x00; an event record starts with its type,
+// 0-2): those stay readable, but only at revisions up to the one the store
+// had when it first opened with checksums (meta "sumsince"), so a damaged
+// marker cannot pass a new record off as an old unchecked one.
 
 var errCorrupt = errors.New("bolt: corrupt record")
+
+// ErrChecksum reports a stored record whose checksum does not match: the
+// store file was changed outside bbolt.
+var ErrChecksum = errors.New("stored record fails its checksum (the store file is damaged)")
+
+const (
+	kvMarker  = 0x00
+	logMarker = 0xC5
+)
+
+// unseal verifies a sealed record and returns its body; a record without
+// the marker is a legacy one, accepted by the caller's revision check.
+func unseal(rec []byte, marker byte) (body []byte, legacy bool, err error) {
+	if len(rec) == 0 || rec[0] != marker {
+		return rec, true, nil
+	}
+	if len(rec) < 5 {
+		return nil, false, errCorrupt
+	}
+	if crc32.Checksum(rec[5:], crcTable) != binary.LittleEndian.Uint32(rec[1:5]) {
+		return nil, false, ErrChecksum
+	}
+	return rec[5:], false, nil
+}
+
+// errLegacy is returned for a record without a checksum at a revision
+// written since checksums began.
+func errLegacy(rev int64) error {
+	return fmt.Errorf("%w: revision %d has no checksum but was written after checksums began", ErrChecksum, rev)
+}
 
 func revKey(rev int64) []byte {
 	var b [8]byte
@@ -31,24 +70,58 @@ func revKey(rev int64) []byte {
 func keyRev(k []byte) int64 { return int64(binary.BigEndian.Uint64(k)) }
 
 func encodeKV(buf []byte, createRev, modRev int64, value []byte) []byte {
-	buf = binary.AppendUvarint(buf[:0], uint64(createRev))
+	buf = append(buf[:0], kvMarker, 0, 0, 0, 0)
+	buf = binary.AppendUvarint(buf, uint64(createRev))
 	buf = binary.AppendUvarint(buf, uint64(modRev))
-	return append(buf, value...)
+	buf = append(buf, value...)
+	binary.LittleEndian.PutUint32(buf[1:5], crc32.Checksum(buf[5:], crcTable))
+	return buf
 }
 
-// decodeKV parses a kv record. The value aliases rec.
-func decodeKV(key string, rec []byte) (storage.KeyValue, error) {
-	r := reader{b: rec}
+// decodeKV parses and verifies a kv record; legacyUpTo is the last
+// revision that may lack a checksum. The value aliases rec.
+func decodeKV(key string, rec []byte, legacyUpTo int64) (storage.KeyValue, error) {
+	body, legacy, err := unseal(rec, kvMarker)
+	if err != nil {
+		return storage.KeyValue{}, fmt.Errorf("decode %s: %w", key, err)
+	}
+	r := reader{b: body}
 	kv := storage.KeyValue{Key: key, CreateRevision: r.int(), ModRevision: r.int()}
 	kv.Value = r.rest()
+	if r.err == nil && legacy && kv.ModRevision > legacyUpTo {
+		r.err = errLegacy(kv.ModRevision)
+	}
 	if r.err != nil {
 		return storage.KeyValue{}, fmt.Errorf("decode %s: %w", key, r.err)
 	}
 	return kv, nil
 }
 
+// encodeLogEvent builds the log bucket record of ev.
+func encodeLogEvent(buf []byte, ev *storage.Event) []byte {
+	buf = appendEvent(append(buf[:0], logMarker, 0, 0, 0, 0), ev)
+	binary.LittleEndian.PutUint32(buf[1:5], crc32.Checksum(buf[5:], crcTable))
+	return buf
+}
+
+// decodeLogEvent verifies and parses a log bucket record, as decodeKV.
+func decodeLogEvent(rev int64, rec []byte, legacyUpTo int64) (storage.Event, error) {
+	body, legacy, err := unseal(rec, logMarker)
+	if err == nil && legacy && rev > legacyUpTo {
+		err = errLegacy(rev)
+	}
+	if err != nil {
+		return storage.Event{}, fmt.Errorf("decode event %d: %w", rev, err)
+	}
+	return decodeEvent(rev, body)
+}
+
 func encodeEvent(buf []byte, ev *storage.Event) []byte {
-	buf = append(buf[:0], byte(ev.Type))
+	return appendEvent(buf[:0], ev)
+}
+
+func appendEvent(buf []byte, ev *storage.Event) []byte {
+	buf = append(buf, byte(ev.Type))
 	buf = binary.AppendUvarint(buf, uint64(len(ev.KV.Key)))
 	buf = append(buf, ev.KV.Key...)
 	buf = binary.AppendUvarint(buf, uint64(ev.KV.CreateRevision))
@@ -67,9 +140,9 @@ func encodeEvent(buf []byte, ev *storage.Event) []byte {
 	return buf
 }
 
-// eventSize is an upper bound of the encoded size of ev.
+// eventSize is an upper bound of the encoded size of ev, sealed or not.
 func eventSize(ev *storage.Event) int {
-	n := 1 + 4*binary.MaxVarintLen64 + len(ev.KV.Key) + len(ev.KV.Value)
+	n := 5 + 1 + 4*binary.MaxVarintLen64 + len(ev.KV.Key) + len(ev.KV.Value)
 	if ev.PrevKV != nil {
 		n += len(ev.PrevKV.Value)
 	}

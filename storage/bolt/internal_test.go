@@ -50,10 +50,10 @@ func TestWALStopsAtTornTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs := sampleEvents()
-	if err := w.append(evs[:2]); err != nil {
+	if _, err := w.append(evs[:2]); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.append(evs[2:]); err != nil {
+	if _, err := w.append(evs[2:]); err != nil {
 		t.Fatal(err)
 	}
 	name := w.f.Name()
@@ -72,7 +72,7 @@ func TestWALStopsAtTornTail(t *testing.T) {
 	if err != nil || len(segs) != 1 {
 		t.Fatalf("segments %v, %v", segs, err)
 	}
-	got, err := readSegments(segs, 4)
+	got, _, err := readSegments(segs, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestWALStopsAtTornTail(t *testing.T) {
 		t.Fatalf("replayed %d events, want revisions 5 and 6", len(got))
 	}
 	// Events already in bbolt are skipped.
-	if got, _ := readSegments(segs, 5); len(got) != 1 || got[0].KV.ModRevision != 6 {
+	if got, _, _ := readSegments(segs, 5); len(got) != 1 || got[0].KV.ModRevision != 6 {
 		t.Fatalf("replay after 5 gave %d events", len(got))
 	}
 }

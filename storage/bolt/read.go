@@ -46,7 +46,7 @@ func (b *Backend) GetShared(ctx context.Context, key string) (storage.KeyValue, 
 			return storage.ErrNotFound
 		}
 		var err error
-		out, err = decodeKV(key, rec)
+		out, err = decodeKV(key, rec, b.legacyUpTo)
 		out.Value = cloneBytes(out.Value)
 		return err
 	})
@@ -105,7 +105,7 @@ func (b *Backend) Visit(ctx context.Context, prefix string, opts storage.ListOpt
 		return storage.ListResult{}, fmt.Errorf("list %s: %w", prefix, mapErr(err))
 	}
 	defer func() { _ = tx.Rollback() }()
-	l := lister{prefix: prefix, after: opts.After, limit: opts.Limit}
+	l := lister{prefix: prefix, after: opts.After, limit: opts.Limit, legacyUpTo: b.legacyUpTo}
 	rev, err := b.snapshot(tx, &l, opts.Revision)
 	b.mu.RUnlock()
 	if err != nil {
@@ -162,6 +162,8 @@ type lister struct {
 	after  string
 	limit  int64
 	over   map[string]*storage.KeyValue // key -> value at the revision; nil: absent
+	// legacyUpTo is the last revision whose records may lack a checksum.
+	legacyUpTo int64
 }
 
 // rollBack scans the bbolt log after rev up to boltRev and records, for
@@ -170,7 +172,7 @@ type lister struct {
 func (l *lister) rollBack(old map[string]*storage.KeyValue, logB *bbolt.Bucket, rev, boltRev int64) error {
 	c := logB.Cursor()
 	for k, v := c.Seek(revKey(rev + 1)); k != nil && keyRev(k) <= boltRev; k, v = c.Next() {
-		ev, err := decodeEvent(keyRev(k), v)
+		ev, err := decodeLogEvent(keyRev(k), v, l.legacyUpTo)
 		if err != nil {
 			return err
 		}
@@ -284,8 +286,10 @@ func (w *walk) next(want bool) (key []byte, kv storage.KeyValue, ok bool, err er
 		if !want {
 			return k, storage.KeyValue{}, true, nil
 		}
-		kv, err = decodeKV("", rec)
-		return k, kv, err == nil, err
+		if kv, err = decodeKV("", rec, w.l.legacyUpTo); err != nil {
+			return nil, kv, false, fmt.Errorf("key %s: %w", k, err)
+		}
+		return k, kv, true, nil
 	}
 }
 

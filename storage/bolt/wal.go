@@ -8,9 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/batchlet/batchlet/storage"
@@ -23,7 +20,8 @@ import (
 //	uint32 len(payload) | uint32 crc32c(payload) | payload
 //	payload: repeated uvarint rev | uvarint len(event) | event record
 //
-// A zero length or a bad checksum ends a segment (a torn tail).
+// Replay (walreplay.go) tells a torn tail, the one record a crash can leave
+// half written at the end of the log, from damage anywhere else.
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
@@ -54,59 +52,6 @@ type segment struct {
 
 func segmentPrefix(dbPath string) string { return dbPath + ".wal-" }
 
-// listSegments returns the existing segment files in order.
-func listSegments(prefix string) ([]string, error) {
-	matches, err := filepath.Glob(prefix + "*")
-	if err != nil {
-		return nil, fmt.Errorf("list wal segments: %w", err)
-	}
-	seqOf := func(p string) int {
-		n, _ := strconv.Atoi(strings.TrimPrefix(p, prefix))
-		return n
-	}
-	sort.Slice(matches, func(i, j int) bool { return seqOf(matches[i]) < seqOf(matches[j]) })
-	return matches, nil
-}
-
-// readSegments returns the events of every segment with a revision above
-// after, in order, stopping at the first gap or torn record.
-func readSegments(paths []string, after int64) ([]storage.Event, error) {
-	var out []storage.Event
-	next := after + 1
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Errorf("read wal segment %s: %w", p, err)
-		}
-		for len(data) >= 8 {
-			n := binary.LittleEndian.Uint32(data)
-			if n == 0 || int64(n) > int64(len(data)-8) {
-				break
-			}
-			payload := data[8 : 8+n]
-			if crc32.Checksum(payload, crcTable) != binary.LittleEndian.Uint32(data[4:]) {
-				break
-			}
-			data = data[8+n:]
-			evs, err := decodePayload(payload)
-			if err != nil {
-				return nil, fmt.Errorf("read wal segment %s: %w", p, err)
-			}
-			for _, ev := range evs {
-				switch {
-				case ev.KV.ModRevision < next:
-					continue // already in bbolt
-				case ev.KV.ModRevision > next:
-					return out, nil // a gap: nothing after it can be trusted
-				}
-				out = append(out, ev)
-				next++
-			}
-		}
-	}
-	return out, nil
-}
-
 func decodePayload(p []byte) ([]storage.Event, error) {
 	var out []storage.Event
 	r := reader{b: p}
@@ -131,8 +76,7 @@ func openWAL(dbPath string, maxSize int64, existing []string, lastRev int64) (*w
 	w := &wal{prefix: segmentPrefix(dbPath), dir: filepath.Dir(dbPath), maxSize: maxSize}
 	for _, p := range existing {
 		w.closed = append(w.closed, segment{path: p, lastRev: lastRev})
-		n, _ := strconv.Atoi(strings.TrimPrefix(p, w.prefix))
-		w.seq = max(w.seq, n)
+		w.seq = max(w.seq, seqOf(w.prefix, p))
 	}
 	if err := w.rotate(); err != nil {
 		return nil, err
@@ -140,10 +84,32 @@ func openWAL(dbPath string, maxSize int64, existing []string, lastRev int64) (*w
 	return w, nil
 }
 
-// rotate closes the current segment (if any) and creates the next one.
+// reserve is the room each segment keeps past maxSize: when the disk is
+// full and no new segment can be made, deletes still append into it.
+func (w *wal) reserve() int64 { return min(w.maxSize/2, 16<<20) }
+
+// rotate creates the next segment, preallocated, and then closes the
+// current one (if any); if the new one cannot be made, the current one
+// stays in use.
 func (w *wal) rotate() error {
+	name := fmt.Sprintf("%s%08d", w.prefix, w.seq+1)
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("create wal segment: %w", err)
+	}
+	if err := preallocate(f, w.maxSize+w.reserve()); err != nil && w.f != nil {
+		_ = f.Close()
+		_ = os.Remove(name)
+		return fmt.Errorf("preallocate wal segment %s: %w", name, err)
+	}
+	if err := syncDir(w.dir); err != nil {
+		_ = f.Close()
+		_ = os.Remove(name)
+		return err
+	}
 	if w.f != nil {
 		if err := w.f.Close(); err != nil {
+			_ = f.Close()
 			return fmt.Errorf("close wal segment: %w", err)
 		}
 		w.mu.Lock()
@@ -151,21 +117,17 @@ func (w *wal) rotate() error {
 		w.mu.Unlock()
 	}
 	w.seq++
-	f, err := os.OpenFile(fmt.Sprintf("%s%08d", w.prefix, w.seq), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return fmt.Errorf("create wal segment: %w", err)
-	}
 	w.f, w.size = f, 0
-	return syncDir(w.dir)
+	return nil
 }
 
-// append writes the events as one record and waits for fdatasync.
-func (w *wal) append(events []storage.Event) error {
-	if w.size >= w.maxSize {
-		if err := w.rotate(); err != nil {
-			return err
-		}
-	}
+// full reports whether the current segment has reached its size.
+func (w *wal) full() bool { return w.size >= w.maxSize }
+
+// append writes the events as one record and waits for fdatasync. The
+// caller rotates full segments first. A failed append is cut off again;
+// rolledBack says whether that worked, so the log is as before.
+func (w *wal) append(events []storage.Event) (rolledBack bool, err error) {
 	buf := append(w.buf[:0], make([]byte, 8)...)
 	for i := range events {
 		ev := &events[i]
@@ -179,16 +141,29 @@ func (w *wal) append(events []storage.Event) error {
 	binary.LittleEndian.PutUint32(buf[4:], crc32.Checksum(payload, crcTable))
 	w.buf = buf
 	if _, err := w.f.Write(buf); err != nil {
-		return fmt.Errorf("append wal: %w", err)
+		return w.rollBack(), fmt.Errorf("append wal: %w", err)
 	}
 	if !w.noSync {
 		if err := fdatasync(w.f); err != nil {
-			return fmt.Errorf("sync wal: %w", err)
+			return w.rollBack(), fmt.Errorf("sync wal: %w", err)
 		}
 	}
 	w.size += int64(len(buf))
 	w.curMax = events[len(events)-1].KV.ModRevision
-	return nil
+	return false, nil
+}
+
+// rollBack cuts a failed record off the segment, so the next append
+// follows the last good record (a torn record followed by good ones would
+// read as damage on the next start).
+func (w *wal) rollBack() bool {
+	if err := w.f.Truncate(w.size); err != nil {
+		return false
+	}
+	if _, err := w.f.Seek(w.size, io.SeekStart); err != nil {
+		return false
+	}
+	return w.noSync || fdatasync(w.f) == nil
 }
 
 // release removes the full segments whose events are all at or below rev.

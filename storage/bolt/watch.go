@@ -81,9 +81,9 @@ func (b *Backend) readLog(prefix string, from, to int64) ([]storage.Event, error
 	}
 	c := tx.Bucket(bucketLog).Cursor()
 	for k, v := c.Seek(revKey(next)); k != nil && keyRev(k) <= to; k, v = c.Next() {
-		ev, err := decodeEvent(keyRev(k), v) // values alias the file
+		ev, err := decodeLogEvent(keyRev(k), v, b.legacyUpTo) // values alias the file
 		if err == nil && strings.HasPrefix(ev.KV.Key, prefix) {
-			ev, err = decodeEvent(keyRev(k), cloneBytes(v))
+			ev, err = decodeLogEvent(keyRev(k), cloneBytes(v), b.legacyUpTo)
 		}
 		if err != nil {
 			return nil, err

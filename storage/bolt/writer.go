@@ -115,7 +115,7 @@ func (b *Backend) drain(batch []*request) []*request {
 // events and answers every caller.
 func (b *Backend) commit(batch []*request) {
 	results := make([]result, len(batch))
-	events, err := b.stage(batch, results)
+	events, err := b.stage(batch, results, b.makeRoom())
 	if err == nil && len(events) > 0 {
 		err = b.appendWAL(events)
 	}
@@ -142,23 +142,55 @@ func (b *Backend) commit(batch []*request) {
 	}
 }
 
-// appendWAL writes events to the WAL. A failed append leaves the WAL in an
-// unknown state, so every later write fails too.
+// appendWAL writes events to the WAL. A failed append that could not be
+// cut off again leaves the WAL in an unknown state, so every later write
+// fails too; one that was cut off (a full disk) only fails this batch.
 func (b *Backend) appendWAL(events []storage.Event) error {
+	b.walErrMu.Lock()
+	defer b.walErrMu.Unlock()
 	if b.walErr != nil {
 		return b.walErr
 	}
-	if err := b.wal.append(events); err != nil {
-		b.walErr = err
-		b.opts.Logger.Error("write-ahead log failed; the store refuses writes until reopened", "err", err)
+	rolledBack, err := b.wal.append(events)
+	if err != nil && rolledBack && isNoSpace(err) {
+		b.noteSpace(causeAppend, err)
 		return err
 	}
+	if err != nil {
+		b.walErr = err
+		b.opts.Logger.Error("write-ahead log failed; the store refuses writes until reopened", "file", b.path, "err", err)
+		return err
+	}
+	b.noteSpace(causeAppend, nil)
 	return nil
+}
+
+// makeRoom starts a new WAL segment when the current one is full and
+// returns the error creates and updates get while the disk is full (nil
+// when they may run). When no segment can be made, the current one keeps
+// taking deletes in its reserve.
+func (b *Backend) makeRoom() error {
+	if b.wal.full() {
+		err := b.wal.rotate()
+		switch {
+		case err == nil || isNoSpace(err):
+			b.noteSpace(causeRotate, err)
+		default:
+			b.walErrMu.Lock()
+			if b.walErr == nil {
+				b.walErr = err
+				b.opts.Logger.Error("write-ahead log failed; the store refuses writes until reopened", "file", b.path, "err", err)
+			}
+			b.walErrMu.Unlock()
+		}
+	}
+	return b.space.refusal(b.path)
 }
 
 // stage evaluates each write in order against the state left by the ones
 // before it and assigns revisions. It fills results and returns the events.
-func (b *Backend) stage(batch []*request, results []result) ([]storage.Event, error) {
+// With noRoom, creates and updates fail with it and only deletes run.
+func (b *Backend) stage(batch []*request, results []result, noRoom error) ([]storage.Event, error) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	tx, err := b.db.Begin(false)
@@ -179,7 +211,7 @@ func (b *Backend) stage(batch []*request, results []result) ([]storage.Event, er
 		if rec == nil {
 			return nil, nil
 		}
-		kv, err := decodeKV(key, rec)
+		kv, err := decodeKV(key, rec, b.legacyUpTo)
 		if err != nil {
 			return nil, err
 		}
@@ -189,6 +221,10 @@ func (b *Backend) stage(batch []*request, results []result) ([]storage.Event, er
 	rev := b.rev.Load()
 	events := make([]storage.Event, 0, len(batch))
 	for i, r := range batch {
+		if noRoom != nil && r.op != opDelete {
+			results[i] = result{err: noRoom}
+			continue
+		}
 		prev, err := current(r.key)
 		if err != nil {
 			return nil, err
@@ -244,12 +280,12 @@ func applyEvents(kvB, logB *bbolt.Bucket, events []storage.Event) error {
 				return fmt.Errorf("delete %s: %w", ev.KV.Key, err)
 			}
 		} else {
-			rec := encodeKV(make([]byte, 0, len(ev.KV.Value)+20), ev.KV.CreateRevision, ev.KV.ModRevision, ev.KV.Value)
+			rec := encodeKV(make([]byte, 0, len(ev.KV.Value)+25), ev.KV.CreateRevision, ev.KV.ModRevision, ev.KV.Value)
 			if err := kvB.Put(key, rec); err != nil {
 				return fmt.Errorf("put %s: %w", ev.KV.Key, err)
 			}
 		}
-		rec := encodeEvent(make([]byte, 0, eventSize(ev)), ev)
+		rec := encodeLogEvent(make([]byte, 0, eventSize(ev)), ev)
 		if err := logB.Put(revKey(ev.KV.ModRevision), rec); err != nil {
 			return fmt.Errorf("append log %d: %w", ev.KV.ModRevision, err)
 		}

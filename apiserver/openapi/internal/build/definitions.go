@@ -55,7 +55,9 @@ func newDefinitionNamer() *definitionNamer {
 		gvs = append(gvs, gv.gv)
 		for _, r := range gv.resources {
 			n.add(r.obj, r.gvk)
-			n.add(r.list, r.gvk.GroupVersion().WithKind(r.gvk.Kind+"List"))
+			if r.list != nil {
+				n.add(r.list, r.gvk.GroupVersion().WithKind(r.gvk.Kind+"List"))
+			}
 		}
 	}
 	gvs = append(gvs, gvkEviction.GroupVersion())

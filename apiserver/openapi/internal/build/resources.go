@@ -1,9 +1,12 @@
 package build
 
 import (
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,6 +36,8 @@ type resource struct {
 	noStrategicMerge bool
 	// noDeleteCollection: the collection cannot be deleted at once.
 	noDeleteCollection bool
+	// createOnly: a review, only ever created (POST to the collection).
+	createOnly bool
 }
 
 // groupVersion is one served API group version and its resources.
@@ -63,12 +68,23 @@ func served() []groupVersion {
 			{gvk: core("Node"), plural: "nodes", obj: &corev1.Node{}, list: &corev1.NodeList{}, subresources: []string{subStatus}},
 			{gvk: core("Event"), plural: "events", namespaced: true, obj: &corev1.Event{}, list: &corev1.EventList{}},
 			{gvk: core("Service"), plural: "services", namespaced: true, obj: &corev1.Service{}, list: &corev1.ServiceList{}},
+			{gvk: core("Endpoints"), plural: "endpoints", namespaced: true, obj: &corev1.Endpoints{}, list: &corev1.EndpointsList{}}, //lint:ignore SA1019 served as upstream still serves it
 			{gvk: core("ConfigMap"), plural: "configmaps", namespaced: true, obj: &corev1.ConfigMap{}, list: &corev1.ConfigMapList{}},
 			{gvk: core("Secret"), plural: "secrets", namespaced: true, obj: &corev1.Secret{}, list: &corev1.SecretList{}},
 			{gvk: core("ServiceAccount"), plural: "serviceaccounts", namespaced: true, obj: &corev1.ServiceAccount{}, list: &corev1.ServiceAccountList{}},
 		}},
 		{gv: eventsv1.SchemeGroupVersion, resources: []resource{
 			{gvk: eventsv1.SchemeGroupVersion.WithKind("Event"), plural: "events", namespaced: true, obj: &eventsv1.Event{}, list: &eventsv1.EventList{}},
+		}},
+		{gv: discoveryv1.SchemeGroupVersion, resources: []resource{
+			{gvk: discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice"), plural: "endpointslices", namespaced: true, obj: &discoveryv1.EndpointSlice{}, list: &discoveryv1.EndpointSliceList{}},
+		}},
+		{gv: authenticationv1.SchemeGroupVersion, resources: []resource{
+			{gvk: authenticationv1.SchemeGroupVersion.WithKind("SelfSubjectReview"), plural: "selfsubjectreviews", obj: &authenticationv1.SelfSubjectReview{}, createOnly: true},
+		}},
+		{gv: authorizationv1.SchemeGroupVersion, resources: []resource{
+			{gvk: authorizationv1.SchemeGroupVersion.WithKind("SelfSubjectAccessReview"), plural: "selfsubjectaccessreviews", obj: &authorizationv1.SelfSubjectAccessReview{}, createOnly: true},
+			{gvk: authorizationv1.SchemeGroupVersion.WithKind("SelfSubjectRulesReview"), plural: "selfsubjectrulesreviews", obj: &authorizationv1.SelfSubjectRulesReview{}, createOnly: true},
 		}},
 		{gv: coordinationv1.SchemeGroupVersion, resources: []resource{
 			{gvk: coordinationv1.SchemeGroupVersion.WithKind("Lease"), plural: "leases", namespaced: true, obj: &coordinationv1.Lease{}, list: &coordinationv1.LeaseList{}},

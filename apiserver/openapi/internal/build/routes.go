@@ -107,6 +107,11 @@ func (b *routeBuilder) addResource(r resource) {
 	item := coll + "/{name}"
 	kind := r.gvk.Kind
 	named := func(ps []param) []param { return withNS(r, append([]param{nameParam(kind)}, ps...)) }
+	if r.createOnly {
+		create := b.add(http.MethodPost, coll, "create", infix+kind, "post", r.gvk, withNS(r, writeParams()))
+		create.desc, create.consumes, create.body, create.responses = "create a "+kind, consumesAny, r.obj, accepted(r.obj, created(r.obj))
+		return
+	}
 
 	list := b.add(http.MethodGet, coll, "list", infix+kind, "list", r.gvk, withNS(r, listParams()))
 	list.desc, list.produces, list.consumes, list.responses = "list or watch objects of kind "+kind, producesList, consumesAny, ok(r.list)

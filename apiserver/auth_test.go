@@ -1,0 +1,78 @@
+package apiserver
+
+import (
+	"context"
+	"testing"
+
+	"reflect"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// denyJobs allows everything except the jobs resource.
+type denyJobs struct{ AllowAll }
+
+func (denyJobs) Authorize(_ context.Context, a authorizationv1.SubjectAccessReviewSpec) (bool, string, error) {
+	if a.ResourceAttributes != nil && a.ResourceAttributes.Resource == "jobs" {
+		return false, "jobs are off limits", nil
+	}
+	return true, "", nil
+}
+
+func TestSelfSubjectReviewAnswersTheCaller(t *testing.T) {
+	env := newTestEnv(t)
+	got, err := env.client.AuthenticationV1().SelfSubjectReviews().Create(env.ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create SelfSubjectReview: %v", err)
+	}
+	if !reflect.DeepEqual(got.Status.UserInfo, AdminUser()) {
+		t.Errorf("userInfo = %+v, want %+v", got.Status.UserInfo, AdminUser())
+	}
+}
+
+func TestAccessDecisionsGoThroughTheAuthorizer(t *testing.T) {
+	cases := map[string]struct {
+		authz       Authorizer
+		wantAllowed bool
+		wantReason  string
+	}{
+		"default allows everything": {authz: nil, wantAllowed: true},
+		"a denying authorizer":      {authz: denyJobs{}, wantAllowed: false, wantReason: "jobs are off limits"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			env := newTestEnvWith(t, func(c *Config) { c.Authorizer = tc.authz })
+			review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "default", Verb: "create", Group: "batch", Resource: "jobs"},
+			}}
+			got, err := env.client.AuthorizationV1().SelfSubjectAccessReviews().Create(env.ctx, review, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatalf("create SelfSubjectAccessReview: %v", err)
+			}
+			if got.Status.Allowed != tc.wantAllowed || got.Status.Reason != tc.wantReason {
+				t.Errorf("status = %+v, want allowed=%v reason=%q", got.Status, tc.wantAllowed, tc.wantReason)
+			}
+			_, err = env.client.BatchV1().Jobs("default").Create(env.ctx, testJob("j"), metav1.CreateOptions{})
+			if tc.wantAllowed && err != nil {
+				t.Fatalf("create job: %v", err)
+			}
+			if !tc.wantAllowed {
+				const want = `jobs.batch is forbidden: User "kubernetes-admin" cannot create resource "jobs" in API group "batch" in the namespace "default": jobs are off limits`
+				if !apierrors.IsForbidden(err) || err.Error() != want {
+					t.Errorf("create job: err = %v, want Forbidden %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+func TestSelfSubjectAccessReviewNeedsOneKindOfAttributes(t *testing.T) {
+	env := newTestEnv(t)
+	_, err := env.client.AuthorizationV1().SelfSubjectAccessReviews().Create(env.ctx, &authorizationv1.SelfSubjectAccessReview{}, metav1.CreateOptions{})
+	if !apierrors.IsInvalid(err) {
+		t.Errorf("empty review: err = %v, want Invalid", err)
+	}
+}
