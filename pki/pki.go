@@ -25,11 +25,14 @@ import (
 
 // File names inside the data directory.
 const (
-	CAFile     = "ca.crt"
-	CAKeyFile  = "ca.key"
-	CertFile   = "server.crt"
-	KeyFile    = "server.key"
-	TokenFile  = "token"
+	CAFile    = "ca.crt"
+	CAKeyFile = "ca.key"
+	CertFile  = "server.crt"
+	KeyFile   = "server.key"
+	TokenFile = "token"
+	// SAKeyFile signs service-account tokens (kube-apiserver's
+	// --service-account-signing-key-file).
+	SAKeyFile  = "sa.key"
 	validYears = 10
 )
 
@@ -38,6 +41,9 @@ type Bundle struct {
 	CAPEM      []byte
 	ServerCert tls.Certificate
 	Token      string
+	// ServiceAccountKey signs and verifies service-account tokens; it is
+	// kept across restarts so tokens issued before one stay valid.
+	ServiceAccountKey *ecdsa.PrivateKey
 }
 
 // Ensure loads the credentials in dir, creating whatever is missing. hosts
@@ -61,7 +67,42 @@ func Ensure(dir string, hosts []string) (*Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Bundle{CAPEM: caPEM, ServerCert: serverCert, Token: token}, nil
+	saKey, err := ensureSAKey(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Bundle{CAPEM: caPEM, ServerCert: serverCert, Token: token, ServiceAccountKey: saKey}, nil
+}
+
+// ensureSAKey loads the service-account signing key, generating it on the
+// first start.
+func ensureSAKey(dir string) (*ecdsa.PrivateKey, error) {
+	path := filepath.Join(dir, SAKeyFile)
+	if b, err := os.ReadFile(path); err == nil {
+		blk, _ := pem.Decode(b)
+		if blk == nil {
+			return nil, fmt.Errorf("load %s: malformed PEM", path)
+		}
+		key, err := x509.ParseECPrivateKey(blk.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("load %s: %w", path, err)
+		}
+		return key, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read service-account key: %w", err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generate service-account key: %w", err)
+	}
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("marshal service-account key: %w", err)
+	}
+	if err := writeFileAtomic(path, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		return nil, err
+	}
+	return key, nil
 }
 
 func ensureCA(dir string) (*x509.Certificate, *ecdsa.PrivateKey, []byte, error) {

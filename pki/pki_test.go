@@ -17,7 +17,7 @@ func TestEnsureCreatesThenReuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, mode := range map[string]os.FileMode{CAFile: 0o644, CAKeyFile: 0o600, CertFile: 0o644, KeyFile: 0o600, TokenFile: 0o600} {
+	for name, mode := range map[string]os.FileMode{CAFile: 0o644, CAKeyFile: 0o600, CertFile: 0o644, KeyFile: 0o600, TokenFile: 0o600, SAKeyFile: 0o600} {
 		st, err := os.Stat(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -51,7 +51,8 @@ func TestEnsureCreatesThenReuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	if second.Token != first.Token || string(second.CAPEM) != string(first.CAPEM) ||
-		string(second.ServerCert.Certificate[0]) != string(first.ServerCert.Certificate[0]) {
+		string(second.ServerCert.Certificate[0]) != string(first.ServerCert.Certificate[0]) ||
+		!second.ServiceAccountKey.Equal(first.ServiceAccountKey) {
 		t.Error("a second Ensure on the same dir changed the credentials")
 	}
 }

@@ -1,0 +1,106 @@
+package satoken
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+func newTestIssuer(t *testing.T, clk *clocktesting.FakeClock) *Issuer {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, err := NewIssuer(key, "", clk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return i
+}
+
+func TestIssueCarriesUpstreamClaims(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_700_000_000, 0))
+	i := newTestIssuer(t, clk)
+	tok, err := i.Issue(Request{Namespace: "ns", ServiceAccount: Ref{Name: "default", UID: "sa-uid"},
+		Pod: &Ref{Name: "p", UID: "pod-uid"}, Audiences: []string{DefaultIssuer}, Expiration: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(tok.Raw, ".")
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(payload, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"iss": DefaultIssuer, "sub": "system:serviceaccount:ns:default", "aud": DefaultIssuer,
+		"iat": 1_700_000_000.0, "nbf": 1_700_000_000.0, "exp": 1_700_003_600.0, "jti": tok.ID,
+		"kubernetes.io": map[string]any{"namespace": "ns",
+			"serviceaccount": map[string]any{"name": "default", "uid": "sa-uid"},
+			"pod":            map[string]any{"name": "p", "uid": "pod-uid"}},
+	}
+	gotJSON, _ := json.Marshal(got)
+	wantJSON, _ := json.Marshal(want)
+	if string(gotJSON) != string(wantJSON) {
+		t.Errorf("claims\n got %s\nwant %s", gotJSON, wantJSON)
+	}
+	if !tok.Expiration.Equal(time.Unix(1_700_003_600, 0)) {
+		t.Errorf("expiration = %v", tok.Expiration)
+	}
+}
+
+func TestVerify(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	clk := clocktesting.NewFakeClock(start)
+	i := newTestIssuer(t, clk)
+	other := newTestIssuer(t, clk)
+	issue := func(iss *Issuer, aud string) string {
+		tok, err := iss.Issue(Request{Namespace: "ns", ServiceAccount: Ref{Name: "sa", UID: "u"}, Audiences: []string{aud}, Expiration: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok.Raw
+	}
+	cases := []struct {
+		name    string
+		token   string
+		at      time.Time
+		wantErr string
+	}{
+		{"valid", issue(i, DefaultIssuer), start.Add(time.Minute), ""},
+		{"within leeway after expiry", issue(i, DefaultIssuer), start.Add(time.Hour + 30*time.Second), ""},
+		{"expired", issue(i, DefaultIssuer), start.Add(2 * time.Hour), "token is expired"},
+		{"wrong audience", issue(i, "vault"), start, "token audiences is invalid"},
+		{"other key", issue(other, DefaultIssuer), start, ErrNotServiceAccountToken.Error()},
+		{"not a JWT", "abc", start, ErrNotServiceAccountToken.Error()},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			clk.SetTime(tc.at)
+			v, err := i.Verify(tc.token, []string{DefaultIssuer})
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Verify: %v", err)
+				}
+				if v.Namespace != "ns" || v.ServiceAccount.Name != "sa" || v.ServiceAccount.UID != "u" || v.ID == "" {
+					t.Errorf("claims = %+v", v)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("err = %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
