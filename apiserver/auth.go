@@ -82,15 +82,18 @@ func (s *Server) authenticate(r *http.Request) (authenticationv1.UserInfo, bool)
 	if r.Context().Value(ctxInProcess) != nil {
 		return loopbackUser(), true
 	}
-	if s.cfg.Authenticator == nil {
-		return authenticationv1.UserInfo{}, false
-	}
 	auth := r.Header.Get("Authorization")
 	const prefix = "Bearer "
 	if len(auth) <= len(prefix) || !strings.EqualFold(auth[:len(prefix)], prefix) {
 		return authenticationv1.UserInfo{}, false
 	}
-	return s.cfg.Authenticator.AuthenticateToken(strings.TrimSpace(auth[len(prefix):]))
+	token := strings.TrimSpace(auth[len(prefix):])
+	if s.cfg.Authenticator != nil {
+		if u, ok := s.cfg.Authenticator.AuthenticateToken(token); ok {
+			return u, true
+		}
+	}
+	return s.authenticateServiceAccount(r.Context(), token)
 }
 
 // userOf is the authenticated user of a request.

@@ -91,6 +91,11 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 	if res.PrepareForCreate != nil {
 		res.PrepareForCreate(obj)
 	}
+	if pod, ok := obj.(*corev1.Pod); ok {
+		if err := s.admitServiceAccount(ctx, pod); err != nil {
+			return nil, err
+		}
+	}
 	if errs := s.validateCreate(res, obj); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(res.GVK().GroupKind(), m.GetName(), errs)
 	}

@@ -160,6 +160,8 @@ func subresourceInfo(r *registry.Resource, sub string) metav1.APIResource {
 		a.Kind, a.Verbs = "Binding", []string{"create"}
 	case "eviction":
 		a.Group, a.Version, a.Kind, a.Verbs = "policy", "v1", "Eviction", []string{"create"}
+	case "token":
+		a.Group, a.Version, a.Kind, a.Verbs = "authentication.k8s.io", "v1", "TokenRequest", []string{"create"}
 	case "log":
 		a.Verbs = []string{"get"}
 	case "exec":

@@ -81,6 +81,8 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info r
 		s.handleBinding(w, r, info)
 	case info.Subresource == "eviction" && r.Method == http.MethodPost:
 		s.handleEviction(w, r, info)
+	case info.Subresource == "token" && r.Method == http.MethodPost:
+		s.handleTokenRequest(w, r, info)
 	case info.Subresource == "log" && r.Method == http.MethodGet:
 		s.handleLog(w, r, info)
 	case info.Subresource == "exec" || info.Subresource == "attach":

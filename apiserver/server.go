@@ -15,6 +15,7 @@ import (
 
 	"github.com/batchlet/batchlet/apiserver/ipalloc"
 	"github.com/batchlet/batchlet/apiserver/registry"
+	"github.com/batchlet/batchlet/apiserver/satoken"
 	"github.com/batchlet/batchlet/storage"
 	"github.com/prometheus/client_golang/prometheus"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -50,6 +51,10 @@ type Config struct {
 	// Authorizer decides every authenticated request and answers access
 	// reviews; nil allows everything (AllowAll).
 	Authorizer Authorizer
+	// ServiceAccountIssuer signs the TokenRequest API's tokens and
+	// authenticates them; nil serves no TokenRequest, accepts no
+	// service-account token and adds no token volume to pods.
+	ServiceAccountIssuer *satoken.Issuer
 	// MaxRequestBodyBytes caps request bodies (DefaultMaxRequestBodyBytes if 0).
 	MaxRequestBodyBytes int64
 	// NodeProxyToken is sent as a bearer token to node agents when proxying

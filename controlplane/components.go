@@ -28,6 +28,7 @@ import (
 	"github.com/batchlet/batchlet/agent"
 	"github.com/batchlet/batchlet/apiserver"
 	"github.com/batchlet/batchlet/apiserver/openapi"
+	"github.com/batchlet/batchlet/apiserver/satoken"
 	"github.com/batchlet/batchlet/pki"
 	"github.com/batchlet/batchlet/runtime"
 	"github.com/batchlet/batchlet/runtime/process"
@@ -90,16 +91,21 @@ func newAPIServer(cp *ControlPlane, bundle *pki.Bundle) (*apiServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build openapi: %w", err)
 	}
+	issuer, err := satoken.NewIssuer(bundle.ServiceAccountKey, "", clock.RealClock{})
+	if err != nil {
+		return nil, err
+	}
 	srv, err := apiserver.New(apiserver.Config{
-		Storage:        cp.store,
-		Authenticator:  apiserver.TokenMap{bundle.Token: apiserver.AdminUser()},
-		NodeProxyToken: bundle.Token,
-		Clock:          clock.RealClock{},
-		Logger:         cp.log.With("component", "apiserver"),
-		Registerer:     reg,
-		Gatherer:       reg,
-		OpenAPIV2:      oa.V2Handler(),
-		OpenAPIV3:      oa.V3Handler(),
+		Storage:              cp.store,
+		Authenticator:        apiserver.TokenMap{bundle.Token: apiserver.AdminUser()},
+		ServiceAccountIssuer: issuer,
+		NodeProxyToken:       bundle.Token,
+		Clock:                clock.RealClock{},
+		Logger:               cp.log.With("component", "apiserver"),
+		Registerer:           reg,
+		Gatherer:             reg,
+		OpenAPIV2:            oa.V2Handler(),
+		OpenAPIV3:            oa.V3Handler(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build API server: %w", err)

@@ -146,7 +146,7 @@ func Secrets() *Resource {
 func ServiceAccounts() *Resource {
 	return &Resource{
 		GVR: corev1.SchemeGroupVersion.WithResource("serviceaccounts"), Kind: "ServiceAccount", Singular: "serviceaccount",
-		Namespaced: true, ShortNames: []string{"sa"},
+		Namespaced: true, ShortNames: []string{"sa"}, Subresources: []string{"token"},
 		New:     func() runtime.Object { return &corev1.ServiceAccount{} },
 		NewList: func() runtime.Object { return &corev1.ServiceAccountList{} },
 		Columns: []metav1.TableColumnDefinition{nameColumn(), col("Secrets", corev1.ServiceAccount{}.SwaggerDoc()["secrets"]), ageColumn()},

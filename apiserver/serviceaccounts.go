@@ -1,0 +1,292 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/batchlet/batchlet/apiserver/satoken"
+)
+
+// Service-account groups and user extras, as kube-apiserver names them.
+const (
+	GroupServiceAccounts = "system:serviceaccounts"
+	extraPodName         = "authentication.kubernetes.io/pod-name"
+	extraPodUID          = "authentication.kubernetes.io/pod-uid"
+	extraNodeName        = "authentication.kubernetes.io/node-name"
+	extraNodeUID         = "authentication.kubernetes.io/node-uid"
+	extraCredentialID    = "authentication.kubernetes.io/credential-id"
+)
+
+// TokenRequest limits and the kubelet's projected token, as upstream has
+// them.
+const (
+	defaultTokenExpirationSeconds = 3600
+	minTokenExpirationSeconds     = 600
+	maxTokenExpirationSeconds     = 1 << 32
+	// deletedTokenGrace is how long a token bound to a deleted (but not yet
+	// removed) pod or service account keeps authenticating.
+	deletedTokenGrace = time.Minute
+	// ServiceAccountTokenMountPath is where pods find their token, CA and
+	// namespace.
+	ServiceAccountTokenMountPath    = "/var/run/secrets/kubernetes.io/serviceaccount"
+	projectedTokenExpirationSeconds = 3607
+	rootCAConfigMap                 = "kube-root-ca.crt"
+)
+
+// apiAudiences are the audiences a token must have to authenticate
+// against this API: the issuer, as kube-apiserver defaults --api-audiences.
+func (s *Server) apiAudiences() []string {
+	return []string{s.cfg.ServiceAccountIssuer.Issuer()}
+}
+
+// authenticateServiceAccount accepts a service-account token this server
+// issued whose service account, and pod when bound, still exist with the
+// UIDs it names.
+func (s *Server) authenticateServiceAccount(ctx context.Context, token string) (authenticationv1.UserInfo, bool) {
+	if s.cfg.ServiceAccountIssuer == nil || !satoken.LooksLikeJWT(token) {
+		return authenticationv1.UserInfo{}, false
+	}
+	v, err := s.cfg.ServiceAccountIssuer.Verify(token, s.apiAudiences())
+	if err == nil {
+		err = s.checkTokenBindings(ctx, v)
+	}
+	if err != nil {
+		if !errors.Is(err, satoken.ErrNotServiceAccountToken) {
+			s.log.Debug("service-account token rejected", "err", err.Error())
+		}
+		return authenticationv1.UserInfo{}, false
+	}
+	return serviceAccountUser(v), true
+}
+
+func serviceAccountUser(v satoken.Verified) authenticationv1.UserInfo {
+	u := authenticationv1.UserInfo{
+		Username: satoken.Subject(v.Namespace, v.ServiceAccount.Name), UID: string(v.ServiceAccount.UID),
+		Groups: []string{GroupServiceAccounts, GroupServiceAccounts + ":" + v.Namespace, GroupAuthenticated},
+		Extra:  map[string]authenticationv1.ExtraValue{},
+	}
+	if v.Pod != nil {
+		u.Extra[extraPodName] = authenticationv1.ExtraValue{v.Pod.Name}
+		u.Extra[extraPodUID] = authenticationv1.ExtraValue{string(v.Pod.UID)}
+	}
+	if v.Node != nil {
+		u.Extra[extraNodeName] = authenticationv1.ExtraValue{v.Node.Name}
+		u.Extra[extraNodeUID] = authenticationv1.ExtraValue{string(v.Node.UID)}
+	}
+	if v.ID != "" {
+		u.Extra[extraCredentialID] = authenticationv1.ExtraValue{"JTI=" + v.ID}
+	}
+	return u
+}
+
+// checkTokenBindings is upstream's bound-token check: the service account
+// and the bound pod exist with the claimed UIDs and were not deleted more
+// than a minute ago.
+func (s *Server) checkTokenBindings(ctx context.Context, v satoken.Verified) error {
+	if err := s.checkBound(ctx, "serviceaccounts", v.Namespace, *v.ServiceAccount); err != nil {
+		return err
+	}
+	if v.Pod != nil {
+		return s.checkBound(ctx, "pods", v.Namespace, *v.Pod)
+	}
+	return nil
+}
+
+func (s *Server) checkBound(ctx context.Context, resource, namespace string, ref satoken.Ref) error {
+	obj, _, err := s.getShared(ctx, s.resource("", "v1", resource), namespace, ref.Name)
+	if err != nil {
+		return fmt.Errorf("%s %s/%s: %w", resource, namespace, ref.Name, err)
+	}
+	m := accessor(obj)
+	if m.GetUID() != ref.UID {
+		return fmt.Errorf("%s %s/%s UID (%s) does not match claim (%s)", resource, namespace, ref.Name, m.GetUID(), ref.UID)
+	}
+	if dt := m.GetDeletionTimestamp(); dt != nil && dt.Add(deletedTokenGrace).Before(s.clock.Now()) {
+		return fmt.Errorf("%s %s/%s has been deleted", resource, namespace, ref.Name)
+	}
+	return nil
+}
+
+// handleTokenRequest answers POST serviceaccounts/<name>/token with a
+// TokenRequest whose status carries a signed token.
+func (s *Server) handleTokenRequest(w http.ResponseWriter, r *http.Request, info requestInfo) {
+	if s.cfg.ServiceAccountIssuer == nil {
+		s.writeError(w, errNotFoundPath())
+		return
+	}
+	req := &authenticationv1.TokenRequest{}
+	data, err := s.readBody(r)
+	if err == nil {
+		err = s.decodeLoose(r, data, req)
+	}
+	if err == nil {
+		err = s.issueTokenRequest(r.Context(), info.Namespace, info.Name, req)
+	}
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	req.SetGroupVersionKind(authenticationv1.SchemeGroupVersion.WithKind("TokenRequest"))
+	s.writeObject(w, r, nil, http.StatusCreated, req)
+}
+
+// issueTokenRequest defaults and validates req, resolves its bound object
+// and fills in its status.
+func (s *Server) issueTokenRequest(ctx context.Context, namespace, name string, req *authenticationv1.TokenRequest) error {
+	if req.Spec.ExpirationSeconds == nil {
+		req.Spec.ExpirationSeconds = ptrTo(int64(defaultTokenExpirationSeconds))
+	}
+	if len(req.Spec.Audiences) == 0 {
+		req.Spec.Audiences = s.apiAudiences()
+	}
+	if errs := validateTokenRequest(req); len(errs) > 0 {
+		return apierrors.NewInvalid(authenticationv1.SchemeGroupVersion.WithKind("TokenRequest").GroupKind(), name, errs)
+	}
+	saObj, _, err := s.getObject(ctx, s.resource("", "v1", "serviceaccounts"), namespace, name)
+	if err != nil {
+		return err
+	}
+	sa := saObj.(*corev1.ServiceAccount)
+	tr := satoken.Request{Namespace: namespace, ServiceAccount: satoken.Ref{Name: sa.Name, UID: sa.UID},
+		Audiences: req.Spec.Audiences, Expiration: time.Duration(*req.Spec.ExpirationSeconds) * time.Second}
+	if ref := req.Spec.BoundObjectRef; ref != nil {
+		if err := s.bindToken(ctx, namespace, sa, ref, &tr); err != nil {
+			return err
+		}
+	}
+	tok, err := s.cfg.ServiceAccountIssuer.Issue(tr)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	req.Namespace, req.Name, req.CreationTimestamp = namespace, name, metav1.NewTime(s.clock.Now())
+	req.Status = authenticationv1.TokenRequestStatus{Token: tok.Raw, ExpirationTimestamp: metav1.NewTime(tok.Expiration)}
+	return nil
+}
+
+func validateTokenRequest(req *authenticationv1.TokenRequest) field.ErrorList {
+	var errs field.ErrorList
+	exp := field.NewPath("spec", "expirationSeconds")
+	switch secs := *req.Spec.ExpirationSeconds; {
+	case secs < minTokenExpirationSeconds:
+		errs = append(errs, field.Invalid(exp, secs, "may not specify a duration less than 10 minutes"))
+	case secs > maxTokenExpirationSeconds:
+		errs = append(errs, field.Invalid(exp, secs, "may not specify a duration larger than 2^32 seconds"))
+	}
+	return errs
+}
+
+// bindToken binds the token to the pod ref names, as upstream's
+// TokenRequest REST does (only pods are bindable here).
+func (s *Server) bindToken(ctx context.Context, namespace string, sa *corev1.ServiceAccount, ref *authenticationv1.BoundObjectReference, tr *satoken.Request) error {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	gvk := gv.WithKind(ref.Kind)
+	if gvk != corev1.SchemeGroupVersion.WithKind("Pod") {
+		return apierrors.NewBadRequest(fmt.Sprintf("cannot bind token to object of type %s", gvk.String()))
+	}
+	obj, _, err := s.getObject(ctx, s.resource("", "v1", "pods"), namespace, ref.Name)
+	if err != nil {
+		return err
+	}
+	pod := obj.(*corev1.Pod)
+	if ref.UID != "" && ref.UID != pod.UID {
+		return apierrors.NewConflict(schema.GroupResource{Resource: ref.Kind}, ref.Name,
+			fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record. The object might have been deleted and then recreated", ref.UID))
+	}
+	if pod.Spec.ServiceAccountName != sa.Name {
+		return apierrors.NewBadRequest(fmt.Sprintf("cannot bind token for serviceaccount %q to pod running with different serviceaccount name.", sa.Name))
+	}
+	ref.UID = pod.UID
+	tr.Pod = &satoken.Ref{Name: pod.Name, UID: pod.UID}
+	if pod.Spec.NodeName != "" {
+		if node, _, err := s.getObject(ctx, s.resource("", "v1", "nodes"), "", pod.Spec.NodeName); err == nil {
+			tr.Node = &satoken.Ref{Name: pod.Spec.NodeName, UID: accessor(node).GetUID()}
+		}
+	}
+	return nil
+}
+
+// admitServiceAccount is kube-apiserver's ServiceAccount admission for a
+// new pod: its service account must exist, and unless the pod or the
+// account opts out, every container mounts a projected volume with a
+// bound token, the cluster CA and the namespace at
+// ServiceAccountTokenMountPath.
+func (s *Server) admitServiceAccount(ctx context.Context, pod *corev1.Pod) error {
+	if s.cfg.ServiceAccountIssuer == nil {
+		return nil
+	}
+	if _, mirror := pod.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
+		return nil
+	}
+	obj, _, err := s.getShared(ctx, s.resource("", "v1", "serviceaccounts"), pod.Namespace, pod.Spec.ServiceAccountName)
+	if apierrors.IsNotFound(err) {
+		// The informer lister's error, which upstream's plugin reports.
+		err = apierrors.NewNotFound(schema.GroupResource{Resource: "serviceaccount"}, pod.Spec.ServiceAccountName)
+	}
+	if err != nil {
+		return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, pod.Name,
+			fmt.Errorf("error looking up service account %s/%s: %w", pod.Namespace, pod.Spec.ServiceAccountName, err))
+	}
+	if shouldAutomount(obj.(*corev1.ServiceAccount), pod) {
+		mountServiceAccountToken(pod)
+	}
+	return nil
+}
+
+// shouldAutomount: the pod's automountServiceAccountToken wins, then the
+// service account's; both unset mounts.
+func shouldAutomount(sa *corev1.ServiceAccount, pod *corev1.Pod) bool {
+	if pod.Spec.AutomountServiceAccountToken != nil {
+		return *pod.Spec.AutomountServiceAccountToken
+	}
+	if sa.AutomountServiceAccountToken != nil {
+		return *sa.AutomountServiceAccountToken
+	}
+	return true
+}
+
+func mountServiceAccountToken(pod *corev1.Pod) {
+	name := "kube-api-access-" + utilrand.String(5)
+	mode := int32(0o644)
+	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
+		Projected: &corev1.ProjectedVolumeSource{DefaultMode: &mode, Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{ExpirationSeconds: ptrTo(int64(projectedTokenExpirationSeconds)), Path: "token"}},
+			{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: rootCAConfigMap},
+				Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "namespace",
+				FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}},
+		}},
+	}})
+	mount := corev1.VolumeMount{Name: name, ReadOnly: true, MountPath: ServiceAccountTokenMountPath}
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			if !mountsPath(list[i].VolumeMounts, ServiceAccountTokenMountPath) {
+				list[i].VolumeMounts = append(list[i].VolumeMounts, mount)
+			}
+		}
+	}
+}
+
+func mountsPath(mounts []corev1.VolumeMount, path string) bool {
+	for _, m := range mounts {
+		if m.MountPath == path {
+			return true
+		}
+	}
+	return false
+}
+
+func ptrTo[T any](v T) *T { return &v }
