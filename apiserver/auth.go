@@ -10,6 +10,8 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/batchlet/batchlet/apiserver/rbac"
 )
 
 // Group names kube-apiserver gives users.
@@ -139,6 +141,9 @@ func (s *Server) authorizeResource(ctx context.Context, info requestInfo) error 
 }
 
 func (s *Server) authorizer() Authorizer {
+	if s.cfg.RBAC {
+		return rbac.New(rbacSource{s})
+	}
 	if s.cfg.Authorizer == nil {
 		return AllowAll{}
 	}

@@ -87,6 +87,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), ctxUser, user))
+	if isNonResourcePath(path) {
+		if err := s.authorizeNonResource(r.Context(), r); err != nil {
+			s.writeError(w, err)
+			return
+		}
+	}
 	switch {
 	case path == "/metrics":
 		promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{}).ServeHTTP(w, r)
@@ -124,6 +130,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.log.Debug("request", "verb", info.Verb, "resource", info.Resource, "subresource", info.Subresource,
 			"namespace", info.Namespace, "name", info.Name, "code", rec.code, "duration", took)
 	}
+}
+
+// isNonResourcePath: the authenticated paths that are not resources.
+func isNonResourcePath(path string) bool {
+	return path == "/metrics" || path == "/openapi/v2" || strings.HasPrefix(path, "/openapi/v2/") ||
+		path == "/openapi/v3" || strings.HasPrefix(path, "/openapi/v3/") || isDiscoveryPath(path)
 }
 
 func (s *Server) serveOptional(w http.ResponseWriter, r *http.Request, h http.Handler) {

@@ -55,6 +55,9 @@ type Config struct {
 	// authenticates them; nil serves no TokenRequest, accepts no
 	// service-account token and adds no token volume to pods.
 	ServiceAccountIssuer *satoken.Issuer
+	// RBAC authorizes with the RBAC objects in the store (and creates the
+	// bootstrap roles at start) instead of Authorizer.
+	RBAC bool
 	// MaxRequestBodyBytes caps request bodies (DefaultMaxRequestBodyBytes if 0).
 	MaxRequestBodyBytes int64
 	// NodeProxyToken is sent as a bearer token to node agents when proxying
@@ -183,6 +186,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if err := s.bootstrapCRDs(context.Background()); err != nil {
+		return nil, err
+	}
+	if err := s.bootstrapRBAC(context.Background()); err != nil {
 		return nil, err
 	}
 	return s, nil

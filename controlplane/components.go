@@ -99,6 +99,7 @@ func newAPIServer(cp *ControlPlane, bundle *pki.Bundle) (*apiServer, error) {
 		Storage:              cp.store,
 		Authenticator:        apiserver.TokenMap{bundle.Token: apiserver.AdminUser()},
 		ServiceAccountIssuer: issuer,
+		RBAC:                 true,
 		NodeProxyToken:       bundle.Token,
 		Clock:                clock.RealClock{},
 		Logger:               cp.log.With("component", "apiserver"),

@@ -130,6 +130,7 @@ func All() []*Resource {
 		Namespaces(), Pods(), Nodes(), Events(), Services(), Endpoints(), ConfigMaps(), Secrets(), ServiceAccounts(),
 		EventsV1(), Leases(), EndpointSlices(), PodDisruptionBudgets(), Jobs(), JobSets(),
 		SelfSubjectReviews(), SelfSubjectAccessReviews(), SelfSubjectRulesReviews(),
+		ClusterRoleBindings(), ClusterRoles(), RoleBindings(), Roles(),
 	}
 }
 
