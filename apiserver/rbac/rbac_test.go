@@ -64,7 +64,9 @@ func newFakeSource() *fakeSource {
 	}}
 	f.crs["metrics-reader"] = &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "metrics-reader"}, Rules: []rbacv1.PolicyRule{
 		{Verbs: []string{"get"}, NonResourceURLs: []string{"/metrics", "/debug/*"}}}}
-	sa := func(ns, name string) rbacv1.Subject { return rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name} }
+	sa := func(ns, name string) rbacv1.Subject {
+		return rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}
+	}
 	f.rbs = []*rbacv1.RoleBinding{
 		{ObjectMeta: metav1.ObjectMeta{Name: "viewers", Namespace: "team"},
 			RoleRef: rbacv1.RoleRef{Kind: "ClusterRole", Name: "view"}, Subjects: []rbacv1.Subject{sa("team", "reader")}},
