@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,6 +30,36 @@ func (r *resolver) Secret(ctx context.Context, ns, name string) (*corev1.Secret,
 		return nil, fmt.Errorf("get secret %s/%s: %w", ns, name, err)
 	}
 	return s, nil
+}
+
+// ServiceAccountToken asks the TokenRequest API for a token of the pod's
+// service account bound to the pod, as the kubelet's token manager does.
+func (r *resolver) ServiceAccountToken(ctx context.Context, pod *corev1.Pod, audience string, expirationSeconds int64) (string, error) {
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+		ExpirationSeconds: &expirationSeconds,
+		BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID},
+	}}
+	if audience != "" {
+		tr.Spec.Audiences = []string{audience}
+	}
+	out, err := r.a.cfg.Client.CoreV1().ServiceAccounts(pod.Namespace).CreateToken(ctx, pod.Spec.ServiceAccountName, tr, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("request token for serviceaccount %s/%s: %w", pod.Namespace, pod.Spec.ServiceAccountName, err)
+	}
+	return out.Status.Token, nil
+}
+
+// APIServer is where pods reach the API: the endpoint of the
+// default/kubernetes Service (its ClusterIP does not route here).
+func (r *resolver) APIServer(ctx context.Context) (string, int32, error) {
+	eps, err := r.a.cfg.Client.DiscoveryV1().EndpointSlices(metav1.NamespaceDefault).Get(ctx, "kubernetes", metav1.GetOptions{})
+	if err != nil {
+		return "", 0, fmt.Errorf("get endpointslice default/kubernetes: %w", err)
+	}
+	if len(eps.Endpoints) == 0 || len(eps.Endpoints[0].Addresses) == 0 || len(eps.Ports) == 0 || eps.Ports[0].Port == nil {
+		return "", 0, fmt.Errorf("endpointslice default/kubernetes has no endpoint")
+	}
+	return eps.Endpoints[0].Addresses[0], *eps.Ports[0].Port, nil
 }
 
 // Hosts lists the pods sharing the pod's subdomain (on this node and, once

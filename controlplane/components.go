@@ -126,6 +126,12 @@ func advertiseAddr(bind, apiURL string) (netip.AddrPort, error) {
 	if err != nil {
 		return netip.AddrPort{}, fmt.Errorf("parsing API port: %w", err)
 	}
+	return netip.AddrPortFrom(advertiseIP(bind), uint16(port)), nil
+}
+
+// advertiseIP is the bind address, or for a wildcard bind the host's
+// default interface.
+func advertiseIP(bind string) netip.Addr {
 	ip, err := netip.ParseAddr(bind)
 	if err != nil || ip.IsUnspecified() {
 		ip = netip.MustParseAddr("127.0.0.1")
@@ -135,7 +141,15 @@ func advertiseAddr(bind, apiURL string) (netip.AddrPort, error) {
 			}
 		}
 	}
-	return netip.AddrPortFrom(ip, uint16(port)), nil
+	return ip
+}
+
+// certHosts are the names the serving certificate covers beyond localhost:
+// the bind address, the advertised address pods are told to use
+// (KUBERNETES_SERVICE_HOST) and the kubernetes Service's DNS names.
+func certHosts(bind string) []string {
+	return []string{bind, advertiseIP(bind).String(),
+		"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}
 }
 
 // rootCAOf is the CA bundle that verifies the API of cfg: its CA data or

@@ -55,7 +55,7 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	// Credentials from an earlier start mean a store existed: a missing
 	// one is lost data, not a new cluster to create under the same CA.
 	existing := hasCredentials(opts.DataDir)
-	bundle, err := pki.Ensure(opts.DataDir, []string{opts.BindAddress})
+	bundle, err := pki.Ensure(opts.DataDir, certHosts(opts.BindAddress))
 	if err != nil {
 		return nil, err
 	}

@@ -59,6 +59,21 @@ type Resolver interface {
 	Hosts(pod *corev1.Pod) []HostEntry
 }
 
+// TokenIssuer is implemented by Resolvers that can get a pod a
+// service-account token bound to it, as the kubelet's token manager does
+// through the TokenRequest API: audience empty means the API's own,
+// expirationSeconds is the lifetime asked for.
+type TokenIssuer interface {
+	ServiceAccountToken(ctx context.Context, pod *corev1.Pod, audience string, expirationSeconds int64) (string, error)
+}
+
+// APIServerLocator is implemented by Resolvers that know where pods reach
+// the API server (the endpoint of the default/kubernetes Service), which
+// the KUBERNETES_SERVICE_* variables name.
+type APIServerLocator interface {
+	APIServer(ctx context.Context) (host string, port int32, err error)
+}
+
 // HostEntry is one /etc/hosts line.
 type HostEntry struct {
 	IP    string

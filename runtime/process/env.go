@@ -32,6 +32,17 @@ func buildEnv(ctx context.Context, pod *corev1.Pod, c *corev1.Container, res run
 		}
 		vars[k] = v
 	}
+	// The kubernetes Service's variables come first: the container's own
+	// env overrides them, as on the kubelet.
+	svc := kubernetesServiceEnv(ctx, res)
+	svcKeys := make([]string, 0, len(svc))
+	for k := range svc {
+		svcKeys = append(svcKeys, k)
+	}
+	sort.Strings(svcKeys)
+	for _, k := range svcKeys {
+		set(k, svc[k])
+	}
 	for _, from := range c.EnvFrom {
 		data, err := envFromData(ctx, pod.Namespace, from, res)
 		if err != nil {

@@ -135,6 +135,7 @@ func (p *pod) run() {
 			return
 		}
 	}
+	p.refreshTokens()
 	for _, c := range p.init {
 		if c.done {
 			continue

@@ -38,6 +38,10 @@ func materializeVolumes(ctx context.Context, pod *corev1.Pod, dir string, res ru
 			if err := writeDownwardAPI(pod, v.DownwardAPI, path); err != nil {
 				return nil, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.Name, err)
 			}
+		case v.Projected != nil:
+			if err := writeProjected(ctx, pod, v.Projected, path, res); err != nil {
+				return nil, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.Name, err)
+			}
 		default: // emptyDir and anything else: an empty per-pod directory
 			if err := os.MkdirAll(path, 0o777); err != nil {
 				return nil, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.Name, err)

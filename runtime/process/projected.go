@@ -1,0 +1,143 @@
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/batchlet/batchlet/runtime"
+)
+
+// writeProjected fills a projected volume from its sources, as the
+// kubelet's projected volume plugin does: ConfigMap, Secret and downward
+// API items, and service-account tokens the Resolver issues.
+func writeProjected(ctx context.Context, pod *corev1.Pod, src *corev1.ProjectedVolumeSource, path string, res runtime.Resolver) error {
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return err
+	}
+	for _, s := range src.Sources {
+		var err error
+		switch {
+		case s.ConfigMap != nil:
+			err = writeConfigMap(ctx, pod.Namespace, &corev1.ConfigMapVolumeSource{LocalObjectReference: s.ConfigMap.LocalObjectReference,
+				Items: s.ConfigMap.Items, DefaultMode: src.DefaultMode, Optional: s.ConfigMap.Optional}, path, res)
+		case s.Secret != nil:
+			err = writeSecret(ctx, pod.Namespace, &corev1.SecretVolumeSource{SecretName: s.Secret.Name,
+				Items: s.Secret.Items, DefaultMode: src.DefaultMode, Optional: s.Secret.Optional}, path, res)
+		case s.DownwardAPI != nil:
+			err = writeDownwardAPI(pod, &corev1.DownwardAPIVolumeSource{Items: s.DownwardAPI.Items, DefaultMode: src.DefaultMode}, path)
+		case s.ServiceAccountToken != nil:
+			err = writeToken(ctx, pod, s.ServiceAccountToken, src.DefaultMode, path, res)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeToken gets a token for the projection and writes it atomically, so
+// a refresh never shows a container half a token.
+func writeToken(ctx context.Context, pod *corev1.Pod, p *corev1.ServiceAccountTokenProjection, defaultMode *int32, dir string, res runtime.Resolver) error {
+	issuer, ok := res.(runtime.TokenIssuer)
+	if !ok {
+		return errors.New("no service-account token issuer to request a token from")
+	}
+	token, err := issuer.ServiceAccountToken(ctx, pod, p.Audience, tokenExpirationSeconds(p))
+	if err != nil {
+		return fmt.Errorf("failed to fetch token: %w", err)
+	}
+	mode := os.FileMode(0o644)
+	if defaultMode != nil {
+		mode = os.FileMode(*defaultMode)
+	}
+	target := filepath.Join(dir, p.Path)
+	tmp := filepath.Join(dir, "."+p.Path+".tmp")
+	if err := os.WriteFile(tmp, []byte(token), mode); err != nil {
+		return fmt.Errorf("write token: %w", err)
+	}
+	if err := os.Chmod(tmp, mode); err != nil {
+		return fmt.Errorf("write token: %w", err)
+	}
+	return os.Rename(tmp, target)
+}
+
+// tokenExpirationSeconds is the projection's lifetime, 1 hour when unset
+// (the API default).
+func tokenExpirationSeconds(p *corev1.ServiceAccountTokenProjection) int64 {
+	if p.ExpirationSeconds != nil {
+		return *p.ExpirationSeconds
+	}
+	return 3600
+}
+
+// tokenRefreshAfter is when the kubelet replaces a token: after 80% of its
+// lifetime.
+func tokenRefreshAfter(p *corev1.ServiceAccountTokenProjection) time.Duration {
+	return time.Duration(tokenExpirationSeconds(p)) * time.Second * 8 / 10
+}
+
+// refreshTokens rewrites the pod's projected service-account tokens each
+// time 80% of their lifetime has passed, until the pod is done.
+func (p *pod) refreshTokens() {
+	for _, v := range p.api.Spec.Volumes {
+		if v.Projected == nil {
+			continue
+		}
+		for _, s := range v.Projected.Sources {
+			if s.ServiceAccountToken == nil {
+				continue
+			}
+			go p.refreshToken(s.ServiceAccountToken, v.Projected.DefaultMode, p.volumes[v.Name])
+		}
+	}
+}
+
+func (p *pod) refreshToken(proj *corev1.ServiceAccountTokenProjection, mode *int32, dir string) {
+	wait := tokenRefreshAfter(proj)
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-p.rt.clock.After(wait):
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := writeToken(ctx, p.api, proj, mode, dir, p.res)
+		cancel()
+		wait = tokenRefreshAfter(proj)
+		if err != nil {
+			// The old token is still valid for a fifth of its life: retry soon.
+			p.rt.log.Info("refresh service-account token", "namespace", p.api.Namespace, "name", p.api.Name, "err", err.Error())
+			wait = 10 * time.Second
+		}
+	}
+}
+
+// kubernetesServiceEnv are the variables the kubelet sets for the
+// default/kubernetes Service in every container, naming where this
+// runtime's pods reach the API: its endpoint, since Service ClusterIPs do
+// not route on this host.
+func kubernetesServiceEnv(ctx context.Context, res runtime.Resolver) map[string]string {
+	loc, ok := res.(runtime.APIServerLocator)
+	if !ok {
+		return nil
+	}
+	host, port, err := loc.APIServer(ctx)
+	if err != nil || host == "" {
+		return nil
+	}
+	p := strconv.Itoa(int(port))
+	url := "tcp://" + net.JoinHostPort(host, p)
+	prefix := "KUBERNETES_PORT_" + p + "_TCP"
+	return map[string]string{
+		"KUBERNETES_SERVICE_HOST": host, "KUBERNETES_SERVICE_PORT": p, "KUBERNETES_SERVICE_PORT_HTTPS": p,
+		"KUBERNETES_PORT": url, prefix: url, prefix + "_PROTO": "tcp", prefix + "_PORT": p, prefix + "_ADDR": host,
+	}
+}
