@@ -1,12 +1,12 @@
 package registry
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -121,7 +121,22 @@ func ClusterRoleBindings() *Resource {
 // rbacMetaErrors: RBAC names are path segments ("system:discovery"), not
 // DNS subdomains.
 func rbacMetaErrors(om *metav1.ObjectMeta, namespaced bool) field.ErrorList {
-	return apivalidation.ValidateObjectMeta(om, namespaced, path.ValidatePathSegmentName, field.NewPath("metadata"))
+	return apivalidation.ValidateObjectMeta(om, namespaced, pathSegmentName, field.NewPath("metadata"))
+}
+
+// pathSegmentName is upstream's name rule for RBAC objects: any name
+// usable as one URL path segment (generateName prefixes may be "." or "..").
+func pathSegmentName(name string, prefix bool) []string {
+	if !prefix && (name == "." || name == "..") {
+		return []string{fmt.Sprintf("may not be '%s'", name)}
+	}
+	var errs []string
+	for _, bad := range []string{"/", "%"} {
+		if strings.Contains(name, bad) {
+			errs = append(errs, fmt.Sprintf("may not contain '%s'", bad))
+		}
+	}
+	return errs
 }
 
 // validateRules is upstream's ValidatePolicyRule over every rule.
@@ -182,7 +197,7 @@ func validateBinding(ref rbacv1.RoleRef, subjects []rbacv1.Subject, namespaced b
 	if ref.Name == "" {
 		errs = append(errs, field.Required(refPath.Child("name"), ""))
 	} else {
-		for _, msg := range path.ValidatePathSegmentName(ref.Name, false) {
+		for _, msg := range pathSegmentName(ref.Name, false) {
 			errs = append(errs, field.Invalid(refPath.Child("name"), ref.Name, msg))
 		}
 	}
