@@ -50,7 +50,7 @@ func (r rbacSource) RoleBindings(ctx context.Context, namespace string) ([]*rbac
 }
 
 func (r rbacSource) ClusterRole(ctx context.Context, name string) (*rbacv1.ClusterRole, error) {
-	obj, _, err := r.s.getShared(ctx, r.s.resource(rbacv1.GroupName, "v1", "clusterroles"), "", name)
+	obj, err := r.get(ctx, "clusterroles", "clusterrole", "", name)
 	if err != nil {
 		return nil, err
 	}
@@ -58,11 +58,22 @@ func (r rbacSource) ClusterRole(ctx context.Context, name string) (*rbacv1.Clust
 }
 
 func (r rbacSource) Role(ctx context.Context, namespace, name string) (*rbacv1.Role, error) {
-	obj, _, err := r.s.getShared(ctx, r.s.resource(rbacv1.GroupName, "v1", "roles"), namespace, name)
+	obj, err := r.get(ctx, "roles", "role", namespace, name)
 	if err != nil {
 		return nil, err
 	}
 	return obj.(*rbacv1.Role), nil
+}
+
+// get reads one role; a missing one is the lister's NotFound upstream's
+// authorizer reports (`clusterrole.rbac.authorization.k8s.io "x" not
+// found`).
+func (r rbacSource) get(ctx context.Context, resource, singular, namespace, name string) (runtime.Object, error) {
+	obj, _, err := r.s.getShared(ctx, r.s.resource(rbacv1.GroupName, "v1", resource), namespace, name)
+	if apierrors.IsNotFound(err) {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: rbacv1.GroupName, Resource: singular}, name)
+	}
+	return obj, err
 }
 
 // bootstrapRBAC creates the bootstrap ClusterRoles and ClusterRoleBindings

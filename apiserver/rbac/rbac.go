@@ -13,6 +13,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 )
 
 // GroupMasters is kube-apiserver's superuser group.
@@ -64,8 +65,10 @@ func (a *Authorizer) Authorize(ctx context.Context, attrs authorizationv1.Subjec
 			}
 		}
 	}
+	// As upstream, what could not be read (a binding's missing role) is
+	// the reason of a denial, not an error of the request.
 	if err != nil {
-		return false, "", err
+		return false, "RBAC: " + err.Error(), nil
 	}
 	return false, "", nil
 }
@@ -100,14 +103,14 @@ func (a *Authorizer) RulesFor(ctx context.Context, user authenticationv1.UserInf
 
 // grantsFor collects the rules of every ClusterRoleBinding and, for a
 // namespaced request, every RoleBinding of namespace that names s. A
-// binding to a missing role grants nothing; errors are returned beside
-// what could be read.
+// binding to a missing role grants nothing; errors (such as that role's
+// absence) are returned beside what could be read.
 func (a *Authorizer) grantsFor(ctx context.Context, s subject, namespace string) ([]grant, error) {
 	var out []grant
-	var errs []string
+	var errs []error
 	crbs, err := a.src.ClusterRoleBindings(ctx)
 	if err != nil {
-		errs = append(errs, err.Error())
+		errs = append(errs, err)
 	}
 	for _, b := range crbs {
 		sub := matchingSubject(b.Subjects, s, "")
@@ -116,6 +119,7 @@ func (a *Authorizer) grantsFor(ctx context.Context, s subject, namespace string)
 		}
 		role, err := a.src.ClusterRole(ctx, b.RoleRef.Name)
 		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		out = append(out, grant{rules: role.Rules, source: fmt.Sprintf("ClusterRoleBinding %q of ClusterRole %q to %s", b.Name, b.RoleRef.Name, describeSubject(sub, ""))})
@@ -123,42 +127,40 @@ func (a *Authorizer) grantsFor(ctx context.Context, s subject, namespace string)
 	if namespace != "" {
 		rbs, err := a.src.RoleBindings(ctx, namespace)
 		if err != nil {
-			errs = append(errs, err.Error())
+			errs = append(errs, err)
 		}
 		for _, b := range rbs {
 			sub := matchingSubject(b.Subjects, s, namespace)
 			if sub == nil {
 				continue
 			}
-			rules, ok := a.roleRules(ctx, namespace, b.RoleRef)
-			if !ok {
+			rules, err := a.roleRules(ctx, namespace, b.RoleRef)
+			if err != nil {
+				errs = append(errs, err)
 				continue
 			}
 			out = append(out, grant{rules: rules, source: fmt.Sprintf("RoleBinding %q of %s %q to %s", b.Name+"/"+namespace, b.RoleRef.Kind, b.RoleRef.Name, describeSubject(sub, namespace))})
 		}
 	}
-	if len(errs) > 0 {
-		return out, fmt.Errorf("%s", strings.Join(errs, "; "))
-	}
-	return out, nil
+	return out, utilerrors.NewAggregate(errs)
 }
 
-func (a *Authorizer) roleRules(ctx context.Context, namespace string, ref rbacv1.RoleRef) ([]rbacv1.PolicyRule, bool) {
+func (a *Authorizer) roleRules(ctx context.Context, namespace string, ref rbacv1.RoleRef) ([]rbacv1.PolicyRule, error) {
 	switch ref.Kind {
 	case "Role":
 		r, err := a.src.Role(ctx, namespace, ref.Name)
 		if err != nil {
-			return nil, false
+			return nil, err
 		}
-		return r.Rules, true
+		return r.Rules, nil
 	case "ClusterRole":
 		r, err := a.src.ClusterRole(ctx, ref.Name)
 		if err != nil {
-			return nil, false
+			return nil, err
 		}
-		return r.Rules, true
+		return r.Rules, nil
 	}
-	return nil, false
+	return nil, fmt.Errorf("unknown role kind %q", ref.Kind)
 }
 
 // matchingSubject is the first of subjects that names s; a ServiceAccount

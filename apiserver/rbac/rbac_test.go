@@ -138,7 +138,7 @@ func TestAuthorize(t *testing.T) {
 			wantReason: `RBAC: allowed by RoleBinding "batchers/team" of Role "anything" to Group "batch-team"`},
 		{name: "*/status is not the resource", user: "carol", groups: []string{"batch-team"}, ra: res("get", "", "pods", "", "team", "p")},
 		{name: "wildcard group only in its group", user: "carol", groups: []string{"batch-team"}, ra: res("get", "", "pods", "", "team", "p")},
-		{name: "binding to a missing role", user: "alice", ra: res("get", "", "pods", "", "team", "p")},
+		{name: "binding to a missing role", user: "alice", ra: res("get", "", "pods", "", "team", "p"), wantReason: "RBAC: not found"},
 		{name: "nonResourceURL exact", user: "prometheus", nra: &authorizationv1.NonResourceAttributes{Verb: "get", Path: "/metrics"}, wantAllow: true,
 			wantReason: `RBAC: allowed by ClusterRoleBinding "scrapers" of ClusterRole "metrics-reader" to User "prometheus"`},
 		{name: "nonResourceURL prefix", user: "prometheus", nra: &authorizationv1.NonResourceAttributes{Verb: "get", Path: "/debug/pprof"}, wantAllow: true,
