@@ -9,6 +9,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -91,6 +92,12 @@ func served() []groupVersion {
 		}},
 		{gv: batchv1.SchemeGroupVersion, resources: []resource{
 			{gvk: batchv1.SchemeGroupVersion.WithKind("Job"), plural: "jobs", namespaced: true, obj: &batchv1.Job{}, list: &batchv1.JobList{}, subresources: []string{subStatus}},
+		}},
+		{gv: rbacv1.SchemeGroupVersion, resources: []resource{
+			{gvk: rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"), plural: "clusterrolebindings", obj: &rbacv1.ClusterRoleBinding{}, list: &rbacv1.ClusterRoleBindingList{}},
+			{gvk: rbacv1.SchemeGroupVersion.WithKind("ClusterRole"), plural: "clusterroles", obj: &rbacv1.ClusterRole{}, list: &rbacv1.ClusterRoleList{}},
+			{gvk: rbacv1.SchemeGroupVersion.WithKind("RoleBinding"), plural: "rolebindings", namespaced: true, obj: &rbacv1.RoleBinding{}, list: &rbacv1.RoleBindingList{}},
+			{gvk: rbacv1.SchemeGroupVersion.WithKind("Role"), plural: "roles", namespaced: true, obj: &rbacv1.Role{}, list: &rbacv1.RoleList{}},
 		}},
 		{gv: jobsetv1alpha2.GroupVersion, resources: []resource{
 			{gvk: jobsetv1alpha2.GroupVersion.WithKind("JobSet"), plural: "jobsets", namespaced: true, obj: &jobsetv1alpha2.JobSet{}, list: &jobsetv1alpha2.JobSetList{},
