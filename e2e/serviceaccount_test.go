@@ -27,6 +27,10 @@ func TestServiceAccountTokensAndRBAC(t *testing.T) {
 			t.Errorf("can-i get %s = %q, want %s", path, got, want)
 		}
 	}
+	const noMetrics = `Error from server (Forbidden): forbidden: User "system:serviceaccount:default:default" cannot get path "/metrics"`
+	if out, err := s.kubectlErr("--token", token, "get", "--raw", "/metrics"); err == nil || strings.TrimSpace(out) != noMetrics {
+		t.Errorf("get /metrics with the token: err=%v\n%s\nwant %s", err, out, noMetrics)
+	}
 	s.kubectl("create", "rolebinding", "default-view", "--clusterrole=view", "--serviceaccount=default:default")
 	if out, err := s.kubectlErr("--token", token, "get", "pods"); err != nil || !strings.Contains(out, "No resources found") {
 		t.Errorf("get pods with view: err=%v\n%s", err, out)
