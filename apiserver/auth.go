@@ -18,7 +18,7 @@ import (
 const (
 	// GroupMasters is the group kube-apiserver's authorizer always allows:
 	// every request of its members is permitted.
-	GroupMasters = "system:masters"
+	GroupMasters = rbac.GroupMasters
 	// GroupAuthenticated is added to every authenticated user.
 	GroupAuthenticated = "system:authenticated"
 )
