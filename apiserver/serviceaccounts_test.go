@@ -4,11 +4,15 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"reflect"
 	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -178,5 +182,66 @@ func TestPodAdmissionMountsTheServiceAccountToken(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestRBACAuthorizesServiceAccounts(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	issuer, err := satoken.NewIssuer(key, "", clock.RealClock{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := newTestEnvWith(t, func(c *Config) { c.ServiceAccountIssuer, c.RBAC = issuer, true })
+	tr, err := env.client.CoreV1().ServiceAccounts("default").CreateToken(env.ctx, "default", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa := clientWithToken(t, env, tr.Status.Token)
+	bind := func(name, role string) {
+		t.Helper()
+		rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name}, RoleRef: rbacv1.RoleRef{Kind: "ClusterRole", Name: role},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "default", Namespace: "default"}}}
+		if _, err := env.client.RbacV1().RoleBindings("default").Create(env.ctx, rb, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const denied = `pods is forbidden: User "system:serviceaccount:default:default" cannot list resource "pods" in API group "" in the namespace "default"`
+	steps := []struct {
+		name    string
+		bind    string // ClusterRole to bind first, if any
+		wantErr string
+	}{
+		{name: "no binding", wantErr: denied},
+		{name: "binding to a missing role", bind: "missing", wantErr: denied + `: RBAC: clusterrole.rbac.authorization.k8s.io "missing" not found`},
+		{name: "view", bind: "view"},
+	}
+	for _, st := range steps {
+		if st.bind != "" {
+			bind("to-"+st.bind, st.bind)
+		}
+		_, err := sa.CoreV1().Pods("default").List(env.ctx, metav1.ListOptions{})
+		if got := fmt.Sprint(err); (st.wantErr == "" && err != nil) || (st.wantErr != "" && got != st.wantErr) {
+			t.Errorf("%s: list pods err = %v, want %q", st.name, err, st.wantErr)
+		}
+	}
+	if _, err := sa.Discovery().ServerGroups(); err != nil {
+		t.Errorf("discovery with a service-account token: %v", err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, env.http.URL+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+tr.Status.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var status metav1.Status
+	if err := json.NewDecoder(resp.Body).Decode(&status); err != nil {
+		t.Fatal(err)
+	}
+	if want := `forbidden: User "system:serviceaccount:default:default" cannot get path "/metrics"`; resp.StatusCode != http.StatusForbidden || status.Message != want {
+		t.Errorf("/metrics: %d %q, want 403 %q", resp.StatusCode, status.Message, want)
 	}
 }
