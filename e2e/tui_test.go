@@ -103,3 +103,72 @@ func TestRunLiveViewInTmux(t *testing.T) {
 		t.Errorf("%d of the 40 log lines on the screen:\n%s", len(logs), screen)
 	}
 }
+
+const watchedJobs = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: watched-ok
+spec:
+  completions: 3
+  completionMode: Indexed
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: c
+        image: busybox
+        command: ["sh", "-c", "echo ok $JOB_COMPLETION_INDEX"]
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: watched-bad
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: c
+        image: busybox
+        command: ["sh", "-c", "echo bad; exit 3"]
+`
+
+// batchlet watch follows Jobs it did not create, prints run's summary and
+// exits with batchlet wait's codes; it deletes nothing.
+func TestWatchExitsAsWait(t *testing.T) {
+	s := startServer(t)
+	if out, err := s.kubectlStdin(watchedJobs, "create", "-f", "-"); err != nil {
+		t.Fatalf("kubectl create: %v\n%s", err, out)
+	}
+	cases := []struct {
+		name     string
+		args     []string
+		want     int
+		inStderr []string
+	}{
+		{"complete", []string{"job/watched-ok"}, 0, []string{"job/watched-ok: 0 active, 3/3 succeeded, 0 failed — Complete", "job/watched-ok Complete (CompletionsReached)", "exit code 0"}},
+		{"failed", []string{"watched-bad"}, 1, []string{"job/watched-bad Failed (BackoffLimitExceeded)", "exited 3"}},
+		{"no such job", []string{"jobset/nope"}, 2, []string{`"nope" not found`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"watch", "--kubeconfig", s.kubeconfig, "--output", "plain"}, tc.args...)
+			stdout, stderr, code := batchletCmd(t, args...)
+			if code != tc.want {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.want, stdout, stderr)
+			}
+			for _, want := range tc.inStderr {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+			if strings.Contains(stdout+stderr, "\x1b") {
+				t.Errorf("plain output has escape sequences")
+			}
+		})
+	}
+	if got := s.jsonpath("jobs", "{.items[*].metadata.name}"); got != "watched-bad watched-ok" {
+		t.Errorf("jobs after watching: %q, want both left in place", got)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -26,6 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 )
 
 // Exit codes of `batchlet run`.
@@ -359,12 +361,13 @@ func (f *follower) ownerOf(pod *corev1.Pod) int {
 	return -1
 }
 
-// Labels that tie pods to their Job or JobSet and give their index.
+// Labels that tie pods to their Job or JobSet and give their index (the
+// completion index is a label as well as an annotation).
 const (
-	jobNameLabel         = "batch.kubernetes.io/job-name"
-	jobSetNameLabel      = "jobset.sigs.k8s.io/jobset-name"
-	completionIndexLabel = "batch.kubernetes.io/job-completion-index"
-	jobGlobalIndexLabel  = "jobset.sigs.k8s.io/job-global-index"
+	jobNameLabel         = batchv1.JobNameLabel
+	jobSetNameLabel      = jobsetv1alpha2.JobSetNameKey
+	completionIndexLabel = batchv1.JobCompletionIndexAnnotation
+	jobGlobalIndexLabel  = jobsetv1alpha2.JobGlobalIndexKey
 )
 
 func (f *follower) onPod(ctx context.Context, o any, deleted bool) {
