@@ -41,14 +41,11 @@ func TestJSONReporter(t *testing.T) {
 	}
 }
 
-// The live model quits once the run is done and keeps its final frame
-// whole (it ends with a newline the renderer may clear).
+// The live model quits once the run is done; its frames end with a newline
+// (the line the renderer clears at the end, where an echoed ^C lands).
 func TestLiveModelFinalFrame(t *testing.T) {
 	l := &liveModel{view: NewModel()}
 	l.Update(snapshotMsg(runner.Snapshot{Time: t0, Items: []runner.ItemResult{indexedJob("0-1", "", runner.Counts{Succeeded: 2, Completions: 2})}}))
-	if strings.HasSuffix(l.View(), "\n") {
-		t.Error("a live frame ends with a newline")
-	}
 	if _, cmd := l.Update(doneMsg{}); cmd == nil {
 		t.Fatal("done does not quit")
 	}

@@ -2,7 +2,6 @@ package runview
 
 import (
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -58,16 +57,15 @@ func (l *liveModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 // View fits the height: a third of it for grids, at least one row each.
+// It ends with a newline, so the cursor rests on a blank line: an echoed
+// ^C lands there, and the renderer's final erase of the cursor's line
+// leaves the last frame whole.
 func (l *liveModel) View() string {
 	width, height := l.width, l.height
 	if width <= 0 {
 		width, height = 80, 24
 	}
-	out := l.view.Render(Layout{Width: width - 1, GridRows: max(height/3, 1), FailingShown: 3}, l.palette)
-	if l.done {
-		return out // ends with a newline, so the final view stays whole
-	}
-	return strings.TrimSuffix(out, "\n")
+	return l.view.Render(Layout{Width: width - 1, GridRows: max(height/3, 1), FailingShown: 3}, l.palette)
 }
 
 // terminalPalette colours grid cells by state for the terminal behind r.
