@@ -56,7 +56,7 @@ and the last lines of failing indexes, pod logs scrolling above it; plain
 prints pod logs to stdout and a progress line whenever the counters change
 to stderr; json prints one JSON object per line: log lines and at the end
 the result on stdout, created objects, messages and status changes on
-stderr (see docs/api.md).
+stderr (schema in README.md).
 
 Without --server or --kubeconfig it starts an embedded control plane on a
 private temporary data dir and tears it down at the end. Against a server
