@@ -45,13 +45,7 @@ of --data-dir (default ~/.batchlet).
 
   batchlet watch pi
   batchlet watch jobset/train -n ml --quiet`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if err := cobra.ExactArgs(1)(cmd, args); err != nil {
-				fmt.Fprintln(cmd.ErrOrStderr(), "error:", err)
-				return exitError(waitExitError)
-			}
-			return nil
-		},
+		Args: oneTarget,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if code := watchJob(cmd.Context(), f, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {
 				return exitError(code)
@@ -60,11 +54,7 @@ of --data-dir (default ~/.batchlet).
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the server (default: KUBECONFIG, then the data dir's)")
-	fl.StringVar(&f.server, "server", "", "URL of the server (overrides the kubeconfig's)")
-	fl.StringVar(&f.dataDir, "data-dir", "", "data dir of a batchlet server whose kubeconfig to use (default ~/.batchlet)")
-	fl.StringVarP(&f.namespace, "namespace", "n", "default", "namespace of the object")
-	fl.DurationVar(&f.timeout, "timeout", 0, "give up (exit 124) after this long; 0 waits forever")
+	f.addFlags(fl)
 	fl.StringVarP(&f.output, "output", "o", outputAuto, "output: auto (live view on a terminal, else plain), tui, plain or json")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not stream pod logs")
 	return cmd
