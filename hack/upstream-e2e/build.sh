@@ -7,6 +7,7 @@
 #
 #   hack/upstream-e2e/build.sh
 set -euo pipefail
+. "$(dirname "$0")/../lib/kube-module.sh"
 
 KUBE_VERSION=${KUBE_VERSION:-v1.34.4}
 cache=${BATCHLET_UPSTREAM_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/batchlet/upstream-e2e-$KUBE_VERSION}
@@ -17,18 +18,7 @@ fi
 mod=$cache/mod
 mkdir -p "$mod"
 
-GOFLAGS= go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" >"$cache/kubernetes.json"
-gomod=$(sed -n 's/.*"GoMod": "\(.*\)",/\1/p' "$cache/kubernetes.json")
-staging_version=v0.${KUBE_VERSION#v1.}
-{
-  echo "module batchlet.dev/upstreame2e"
-  echo
-  echo "go $(go env GOVERSION | sed 's/^go//')"
-  echo
-  echo "require k8s.io/kubernetes $KUBE_VERSION"
-  echo
-  grep -E '=> \./staging/src/' "$gomod" | awk -v v="$staging_version" '{print "replace " $1 " => " $1 " " v}'
-} >"$mod/go.mod"
+kube_module_gomod batchlet.dev/upstreame2e "$KUBE_VERSION" "$cache" >"$mod/go.mod"
 cat >"$mod/tools.go" <<'EOM'
 //go:build tools
 
