@@ -195,10 +195,12 @@ func (c *Controller) emitEvents(st *syncState) {
 // updateStatus writes st.job's status (PUT /status) and keeps the returned
 // object, so a later write in the same sync carries the new resourceVersion.
 func (c *Controller) updateStatus(ctx context.Context, st *syncState, previous *batch.JobStatus) error {
+	from := st.job.ResourceVersion
 	updated, err := c.client.BatchV1().Jobs(st.job.Namespace).UpdateStatus(ctx, st.job, metav1.UpdateOptions{})
 	if err != nil {
 		return err
 	}
+	c.ownWrites.Wrote(jobKey(updated), from, updated.ResourceVersion)
 	status := st.job.Status
 	st.job = updated
 	st.job.Status = status

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/batchlet/batchlet/controller/controllerctx"
+	"github.com/batchlet/batchlet/controller/internal/ownwrites"
 )
 
 // Options tune the Job controller. Zero values take upstream's defaults.
@@ -59,6 +60,7 @@ type Controller struct {
 	backoff        *backoffStore
 	finishedJobsMu sync.Mutex
 	finishedJobs   map[types.UID]bool // terminal status written, update not yet seen
+	ownWrites      *ownwrites.Tracker // status updates the cache has not shown yet
 	settledMu      sync.Mutex
 	settledScanned map[types.UID]bool // Jobs whose settled pods need no new look
 }
@@ -91,6 +93,7 @@ func New(cc controllerctx.Context, opts Options) (*Controller, error) {
 		finalizerExp:   newFinalizerExpectations(),
 		backoff:        newBackoffStore(),
 		finishedJobs:   map[types.UID]bool{},
+		ownWrites:      ownwrites.New(),
 		settledScanned: map[types.UID]bool{},
 		tun: tunables{
 			podFailureBackOff:    opts.PodFailureBackOff,

@@ -147,7 +147,7 @@ func (c *Controller) updateStatus(ctx context.Context, p *plan) error {
 	if err != nil {
 		return fmt.Errorf("update status of jobset %s/%s: %w", p.js.Namespace, p.js.Name, err)
 	}
-	c.written.wrote(p.js.Namespace+"/"+p.js.Name, from, updated.ResourceVersion)
+	c.written.Wrote(p.js.Namespace+"/"+p.js.Name, from, updated.ResourceVersion)
 	c.metrics.record(p)
 	for _, e := range p.events {
 		c.recorder.Eventf(p.js, e.Type, e.Reason, "%s", e.Message)

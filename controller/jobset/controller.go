@@ -26,6 +26,7 @@ import (
 	jobsetlisters "sigs.k8s.io/jobset/client-go/listers/jobset/v1alpha2"
 
 	"github.com/batchlet/batchlet/controller/controllerctx"
+	"github.com/batchlet/batchlet/controller/internal/ownwrites"
 )
 
 var _ controllerctx.Controller = (*Controller)(nil)
@@ -56,7 +57,7 @@ type Controller struct {
 	metrics     *metrics
 	// written holds, per JobSet key, the resourceVersion a status update
 	// was based on until the informer shows the update (see getJobSet).
-	written *writtenVersions
+	written *ownwrites.Tracker
 }
 
 // New wires the controller to cc's clients and informers. The informers
@@ -72,7 +73,7 @@ func New(cc controllerctx.Context) (*Controller, error) {
 		jobsets:         cc.JobSetClient,
 		kubeInformers:   cc.Informers,
 		jobsetInformers: cc.JobSetInformers,
-		written:         newWrittenVersions(),
+		written:         ownwrites.New(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "jobset"}),
 		clock:   cc.Clock,

@@ -68,13 +68,13 @@ func (c *Controller) observe(js *jobsetapi.JobSet) (observed, error) {
 func (c *Controller) getJobSet(key, ns, name string) (*jobsetapi.JobSet, error) {
 	js, err := c.jobsetLister.JobSets(ns).Get(name)
 	if apierrors.IsNotFound(err) {
-		c.written.forget(key)
+		c.written.Forget(key)
 		return nil, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get jobset %s from cache: %w", key, err)
 	}
-	if c.written.behind(key, js.ResourceVersion) {
+	if c.written.Behind(key, js.ResourceVersion) {
 		c.log.Debug("jobset cache behind its status update, waiting for the update event", "namespace", ns, "jobset", name)
 		return nil, apierrors.NewNotFound(GroupVersionResource.GroupResource(), name)
 	}
