@@ -52,8 +52,10 @@ type containerNS struct {
 // its own unshares and mounts, then clones the container, which inherits
 // that thread's namespaces. resolve, when set, runs on that thread before
 // the start (to look the command up where the container sees its files).
-// That thread then waits for the container and closes exited.
-func startNamespaced(cmd *exec.Cmd, ns containerNS, resolve func() error, exited chan<- struct{}) error {
+// onStart, when set, runs on that thread right after the start, before
+// the container can be reaped. That thread then waits for the container
+// and closes exited.
+func startNamespaced(cmd *exec.Cmd, ns containerNS, resolve func() error, onStart func(), exited chan<- struct{}) error {
 	started := make(chan error, 1)
 	onThreadOfItsOwn(func() {
 		if err := enterContainerNS(ns); err != nil {
@@ -77,6 +79,9 @@ func startNamespaced(cmd *exec.Cmd, ns containerNS, resolve func() error, exited
 		if err := cmd.Start(); err != nil {
 			started <- err
 			return
+		}
+		if onStart != nil {
+			onStart()
 		}
 		started <- nil
 		_ = cmd.Wait()

@@ -77,7 +77,7 @@ func TestContainerLeadsItsSession(t *testing.T) {
 	waitStatus(t, r, "ns2", "running", func(s runtime.PodStatus) bool { return s.ContainerStatuses[0].State.Running != nil })
 	p, _ := r.get("ns2")
 	p.mu.Lock()
-	pid := p.ctrs[0].proc.cmd.Process.Pid
+	pid := p.ctrs[0].proc.pid
 	p.mu.Unlock()
 	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
@@ -197,7 +197,7 @@ func TestNamespacedStartJoinsCgroup(t *testing.T) {
 	cmd := &exec.Cmd{Path: "/bin/sh", Args: []string{"sh", "-c", "cat /proc/self/cgroup"}, Dir: "/", Stdout: &out,
 		SysProcAttr: &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(f.Fd())}}
 	exited := make(chan struct{})
-	if err := startNamespaced(cmd, containerNS{hostname: "cg", hostsFile: "/etc/hosts", tmpDir: t.TempDir()}, nil, exited); err != nil {
+	if err := startNamespaced(cmd, containerNS{hostname: "cg", hostsFile: "/etc/hosts", tmpDir: t.TempDir()}, nil, nil, exited); err != nil {
 		t.Fatal(err)
 	}
 	<-exited

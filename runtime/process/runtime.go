@@ -43,6 +43,10 @@ type Config struct {
 	// ImageRootfs is "overlay" (the default; a copy where the kernel
 	// refuses overlayfs) or "copy".
 	ImageRootfs string
+	// ShimsDieWithAgent ties every container's shim to the agent process
+	// (parent-death signal), for a throwaway data dir that nothing would
+	// adopt them from. By default shims, and so containers, outlive it.
+	ShimsDieWithAgent bool
 }
 
 // Runtime runs pods as host processes. Create it with New.
@@ -59,6 +63,8 @@ type Runtime struct {
 	devNull *os.File
 	// lineReaders holds the line buffers of finished log copies.
 	lineReaders sync.Pool
+	// self is the agent's binary, which shims run.
+	self string
 
 	mu   sync.Mutex
 	pods map[types.UID]*pod
@@ -81,7 +87,11 @@ func New(cfg Config) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("process runtime: %w", err)
 	}
-	r := &Runtime{cfg: cfg, clock: cfg.Clock, log: cfg.Logger, pods: map[types.UID]*pod{}, devNull: devNull}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("process runtime: find the batchlet binary for container shims: %w", err)
+	}
+	r := &Runtime{cfg: cfg, clock: cfg.Clock, log: cfg.Logger, pods: map[types.UID]*pod{}, devNull: devNull, self: self}
 	if r.clock == nil {
 		r.clock = clock.RealClock{}
 	}
@@ -128,7 +138,7 @@ func probeNamespaces() error {
 	cmd := &exec.Cmd{Path: "/bin/true", Args: []string{"true"}, Dir: "/", Stdout: &out, Stderr: &out}
 	exited := make(chan struct{})
 	ns := containerNS{hostname: "probe", hostsFile: "/etc/hosts", tmpDir: hostTmp}
-	if err := startNamespaced(cmd, ns, nil, exited); err != nil {
+	if err := startNamespaced(cmd, ns, nil, nil, exited); err != nil {
 		return fmt.Errorf("namespaces: %w", err)
 	}
 	<-exited
