@@ -105,6 +105,9 @@ func (s *server) start() {
 
 // stop sends SIGTERM and waits for a clean exit.
 func (s *server) stop() {
+	// SIGTERM leaves pods running (--on-shutdown=keep): end what the
+	// test's pods left behind.
+	defer killShims(s.dataDir)
 	if s.cmd == nil || s.cmd.Process == nil {
 		return
 	}

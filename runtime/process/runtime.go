@@ -79,6 +79,12 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.RootDir == "" {
 		return nil, fmt.Errorf("process runtime: RootDir is required")
 	}
+	// Shims work from / and read the paths of their specs from there.
+	root, err := filepath.Abs(cfg.RootDir)
+	if err != nil {
+		return nil, fmt.Errorf("process runtime: %w", err)
+	}
+	cfg.RootDir = root
 	if err := os.MkdirAll(cfg.RootDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create runtime root %s: %w", cfg.RootDir, err)
 	}
