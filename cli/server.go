@@ -27,7 +27,12 @@ an embedded node agent that runs pods as local processes.
 On first start it creates a CA, a serving certificate and an admin token,
 and writes <data-dir>/kubeconfig:
 
-  KUBECONFIG=~/.batchlet/kubeconfig kubectl get ns`,
+  KUBECONFIG=~/.batchlet/kubeconfig kubectl get ns
+
+Pods outlive the server: each container is owned by a small shim process,
+so a kill -9, a crash or an upgrade leaves them running, and a server
+started again on the same --data-dir adopts them. SIGTERM leaves them
+running too, unless --on-shutdown=drain.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.OnShutdown != controlplane.OnShutdownKeep && opts.OnShutdown != controlplane.OnShutdownDrain {

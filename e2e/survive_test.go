@@ -12,11 +12,11 @@ import (
 	"time"
 )
 
-// killShims ends the container shims of the server on dataDir (and so
-// their containers): pods a server stopped with --on-shutdown=keep leaves
-// running.
-func killShims(dataDir string) {
-	prefix := []byte("batchlet-shim\x00" + filepath.Join(dataDir, "pods") + "/")
+// killShims ends the container shims below dir, a server's data dir or an
+// agent's root dir (and so their containers): pods a server or agent
+// stopped with --on-shutdown=keep leaves running.
+func killShims(dir string) {
+	prefix := []byte("batchlet-shim\x00" + filepath.Clean(dir) + "/")
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
