@@ -157,6 +157,13 @@ type Adopter interface {
 	// Adopted false, with the container statuses the agent should go on
 	// from when they differ from the API's (nil: use the API's).
 	Adopt(ctx context.Context, pod *corev1.Pod, res Resolver) (Adoption, error)
+	// ReapOrphans ends what an earlier agent process left running of pods
+	// that must not run any more, before the agent starts anything. pods
+	// maps the UID of every pod bound to the node to whether it may still
+	// run (it is not terminal): the containers of the others are killed,
+	// and the files of pods absent from the map (deleted while no agent
+	// ran) are removed.
+	ReapOrphans(pods map[types.UID]bool)
 }
 
 // Adoption is the outcome of Adopter.Adopt.

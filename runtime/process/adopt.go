@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/batchlet/batchlet/runtime"
 )
@@ -337,4 +340,61 @@ func (p *pod) lostAttempt(c *ctr, a *adoption) int32 {
 	p.mu.Unlock()
 	p.notify()
 	return 137
+}
+
+// ReapOrphans implements runtime.Adopter. It kills the live shims'
+// containers (each shim then records the end and exits) and removes the
+// directories of pods absent from pods once their shims are gone, in the
+// background.
+func (r *Runtime) ReapOrphans(pods map[types.UID]bool) {
+	entries, err := os.ReadDir(r.cfg.RootDir)
+	if err != nil {
+		r.log.Info("read runtime root to reap orphaned containers", "err", err.Error())
+		return
+	}
+	for _, e := range entries {
+		uid := types.UID(e.Name())
+		mayRun, known := pods[uid]
+		if !e.IsDir() || mayRun {
+			continue
+		}
+		dir := filepath.Join(r.cfg.RootDir, e.Name())
+		last, err := recordedAttempts(dir)
+		if err != nil || len(last) == 0 {
+			continue // not a pod directory of this runtime's shims
+		}
+		var live []string
+		for name, n := range last {
+			base := filepath.Join(dir, name+"."+strconv.Itoa(n))
+			if !lockHeld(base) {
+				continue
+			}
+			live = append(live, base)
+			st, _ := readState(base)
+			switch {
+			case st == nil:
+			case st.Phase == phaseRunning && sameProcess(st.Pid, st.PidStart):
+				_ = unix.Kill(st.Pid, unix.SIGKILL) // its shim records the end
+			case sameProcess(st.ShimPid, st.ShimStart):
+				_ = unix.Kill(st.ShimPid, unix.SIGKILL) // the container dies with it
+			}
+		}
+		r.log.Info("reaping the containers of a pod that must not run", "uid", string(uid), "running", len(live), "known", known)
+		go r.removeOrphan(dir, live, !known)
+	}
+}
+
+// removeOrphan waits for the shims holding the locks of bases to end, then
+// removes dir when asked.
+func (r *Runtime) removeOrphan(dir string, bases []string, remove bool) {
+	for _, base := range bases {
+		exited := make(chan struct{})
+		(&shimRef{base: base}).waitUnlocked(exited)
+		<-exited
+	}
+	if remove {
+		if err := os.RemoveAll(dir); err != nil {
+			r.log.Info("remove orphaned pod dir", "dir", dir, "err", err.Error())
+		}
+	}
 }

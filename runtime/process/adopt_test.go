@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/batchlet/batchlet/runtime"
 )
@@ -193,4 +194,38 @@ func TestAdoptLostAttempt(t *testing.T) {
 	if _, ok := r.PodStatus("adopt3"); ok {
 		t.Fatal("a pod with nothing to adopt was taken over")
 	}
+}
+
+// The containers of pods deleted, or finished, while no agent ran are
+// killed; only the deleted pods' files are removed.
+func TestReapOrphans(t *testing.T) {
+	r, _ := newTestRuntime(t, nil)
+	for _, uid := range []string{"deleted", "finished", "running"} {
+		if err := r.StartPod(context.Background(), testPod(uid, corev1.RestartPolicyNever, shC("main", "sleep 60")), fakeResolver{}); err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(t, r, types.UID(uid), "running", func(s runtime.PodStatus) bool { return s.ContainerStatuses[0].State.Running != nil })
+	}
+	r2 := restartedRuntime(t, r)
+	r2.ReapOrphans(map[types.UID]bool{"finished": false, "running": true})
+	for uid, want := range map[types.UID]int32{"deleted": 137, "finished": 137} {
+		st := waitStatus(t, r, uid, "killed", func(s runtime.PodStatus) bool { return s.Done })
+		if term := st.ContainerStatuses[0].State.Terminated; term.ExitCode != want {
+			t.Errorf("%s: exit code %d, want %d", uid, term.ExitCode, want)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, err := os.Stat(r.podDir("deleted")); err == nil && time.Now().Before(deadline); _, err = os.Stat(r.podDir("deleted")) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := os.Stat(r.podDir("deleted")); err == nil {
+		t.Error("the deleted pod's directory is still there")
+	}
+	if _, err := os.Stat(r.podDir("finished")); err != nil {
+		t.Errorf("the finished pod's directory (its logs) is gone: %v", err)
+	}
+	if st, _ := r.PodStatus("running"); st.ContainerStatuses[0].State.Running == nil {
+		t.Errorf("a pod that may run was reaped: %+v", st)
+	}
+	r.RemovePod("running")
 }

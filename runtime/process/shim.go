@@ -117,6 +117,9 @@ type shimState struct {
 	FinishedAt time.Time `json:"finishedAt,omitzero"`
 	// StartError: the command could not start (exited at once).
 	StartError string `json:"startError,omitempty"`
+	// ShimPid and ShimStart identify the shim itself.
+	ShimPid   int    `json:"shimPid,omitempty"`
+	ShimStart uint64 `json:"shimStart,omitempty"`
 }
 
 func init() {
@@ -315,6 +318,10 @@ func (t *teeFD) write(p []byte) {
 // writeState replaces the state file of the attempt whose files start with
 // base, atomically.
 func writeState(base string, st shimState) error {
+	if os.Args[0] == shimArg0 {
+		st.ShimPid = os.Getpid()
+		st.ShimStart = pidStartTime(st.ShimPid)
+	}
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err
