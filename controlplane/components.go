@@ -244,7 +244,7 @@ func (cp *ControlPlane) newRuntime(ctx context.Context) (runtime.Runtime, error)
 		// Containers of a throwaway data dir die with the process: nothing
 		// would adopt them.
 		cfg := process.Config{RootDir: filepath.Join(cp.opts.DataDir, "pods"), Logger: cp.log.With("component", "runtime"),
-			ShimsDieWithAgent: cp.opts.Ephemeral}
+			NoShims: cp.opts.Ephemeral}
 		err := process.WithImages(&cfg, process.ImageOptions{Dir: filepath.Join(cp.opts.DataDir, "images"), ByDefault: cp.opts.Runtime == "image",
 			Mirrors: cp.opts.RegistryMirrors, DockerConfig: cp.opts.DockerConfig})
 		if err != nil {

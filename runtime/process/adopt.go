@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/batchlet/batchlet/runtime"
+	"github.com/batchlet/batchlet/runtime/shim"
 )
 
 // attemptFate is what became of an attempt an earlier agent process
@@ -50,7 +51,7 @@ type attemptRecord struct {
 	// shimAlive: a shim holds the attempt's lock.
 	shimAlive bool
 	// state is the state file; nil when there is none.
-	state *shimState
+	state *shim.State
 }
 
 // classifyAttempt decides an attempt's fate. The lock, not the PIDs,
@@ -66,7 +67,7 @@ func classifyAttempt(rec attemptRecord) attemptFate {
 		return fateUnstarted
 	case rec.state == nil:
 		return fateNone
-	case rec.state.Phase == phaseExited:
+	case rec.state.Phase == shim.PhaseExited:
 		return fateExited
 	}
 	return fateLost
@@ -79,7 +80,7 @@ func readRecord(base string) (attemptRecord, error) {
 	}
 	// The lock first: a shim that ends meanwhile has written its state.
 	rec.shimAlive = lockHeld(base)
-	st, err := readState(base)
+	st, err := shim.ReadState(base)
 	rec.state = st
 	return rec, err
 }
@@ -125,7 +126,7 @@ type adoption struct {
 	base string
 	fate attemptFate
 	// state is the attempt's state file when it had one.
-	state *shimState
+	state *shim.State
 }
 
 // Kubelet's reason and messages for containers it cannot locate.
@@ -245,7 +246,7 @@ func (p *pod) resumeAttempt(c *ctr, a *adoption) (code int32, ran time.Duration,
 	if int(c.st.RestartCount) < a.n {
 		// The API never saw this attempt: the previous one is its last
 		// state.
-		if prev, _ := readState(p.attemptBase(c.spec.Name, a.n-1)); prev != nil && prev.Phase == phaseExited {
+		if prev, _ := shim.ReadState(p.attemptBase(c.spec.Name, a.n-1)); prev != nil && prev.Phase == shim.PhaseExited {
 			c.st.LastTerminationState = corev1.ContainerState{Terminated: terminatedFrom(p, c, a.n-1, prev)}
 		}
 	}
@@ -255,7 +256,7 @@ func (p *pod) resumeAttempt(c *ctr, a *adoption) (code int32, ran time.Duration,
 		return p.lostAttempt(c, a), 0, true
 	}
 	st := a.state
-	if st == nil || st.Phase == phaseStarting {
+	if st == nil || st.Phase == shim.PhaseStarting {
 		if st = p.waitShimStarted(a.base); st == nil {
 			return p.lostAttempt(c, a), 0, true
 		}
@@ -263,7 +264,7 @@ func (p *pod) resumeAttempt(c *ctr, a *adoption) (code int32, ran time.Duration,
 	if st.StartError != "" {
 		return p.startError(c, a.n, "failed to start container process: "+st.StartError), 0, true
 	}
-	var spec shimSpec
+	var spec shim.Spec
 	if b, err := os.ReadFile(a.base + ".shim"); err == nil {
 		_ = json.Unmarshal(b, &spec)
 	}
@@ -292,7 +293,7 @@ func (p *pod) resumeAttempt(c *ctr, a *adoption) (code int32, ran time.Duration,
 }
 
 // terminatedFrom is the terminated state a recorded end shows.
-func terminatedFrom(p *pod, c *ctr, n int, st *shimState) *corev1.ContainerStateTerminated {
+func terminatedFrom(p *pod, c *ctr, n int, st *shim.State) *corev1.ContainerStateTerminated {
 	code := int32(st.ExitCode)
 	if st.Signal != 0 {
 		code = 128 + int32(st.Signal)
@@ -307,15 +308,15 @@ func terminatedFrom(p *pod, c *ctr, n int, st *shimState) *corev1.ContainerState
 
 // waitShimStarted waits for a live shim to start its container or end;
 // nil when it ended without a record.
-func (p *pod) waitShimStarted(base string) *shimState {
+func (p *pod) waitShimStarted(base string) *shim.State {
 	for {
-		st, _ := readState(base)
-		if st != nil && st.Phase != phaseStarting {
+		st, _ := shim.ReadState(base)
+		if st != nil && st.Phase != shim.PhaseStarting {
 			return st
 		}
 		if !lockHeld(base) {
-			st, _ = readState(base)
-			if st != nil && st.Phase != phaseStarting {
+			st, _ = shim.ReadState(base)
+			if st != nil && st.Phase != shim.PhaseStarting {
 				return st
 			}
 			return nil
@@ -370,12 +371,12 @@ func (r *Runtime) ReapOrphans(pods map[types.UID]bool) {
 				continue
 			}
 			live = append(live, base)
-			st, _ := readState(base)
+			st, _ := shim.ReadState(base)
 			switch {
 			case st == nil:
-			case st.Phase == phaseRunning && sameProcess(st.Pid, st.PidStart):
+			case st.Phase == shim.PhaseRunning && shim.SameProcess(st.Pid, st.PidStart):
 				_ = unix.Kill(st.Pid, unix.SIGKILL) // its shim records the end
-			case sameProcess(st.ShimPid, st.ShimStart):
+			case shim.SameProcess(st.ShimPid, st.ShimStart):
 				_ = unix.Kill(st.ShimPid, unix.SIGKILL) // the container dies with it
 			}
 		}

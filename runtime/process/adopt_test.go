@@ -14,10 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/batchlet/batchlet/runtime"
+	"github.com/batchlet/batchlet/runtime/shim"
 )
 
 func TestClassifyAttempt(t *testing.T) {
-	running := &shimState{Phase: phaseRunning, Pid: 42, PidStart: 7}
+	running := &shim.State{Phase: shim.PhaseRunning, Pid: 42, PidStart: 7}
 	for _, tc := range []struct {
 		name string
 		rec  attemptRecord
@@ -26,14 +27,14 @@ func TestClassifyAttempt(t *testing.T) {
 		{"nothing on record", attemptRecord{}, fateNone},
 		{"spec only, no shim: never started", attemptRecord{spec: true}, fateUnstarted},
 		{"shim alive before its first state", attemptRecord{spec: true, shimAlive: true}, fateRunning},
-		{"shim alive, starting", attemptRecord{spec: true, shimAlive: true, state: &shimState{Phase: phaseStarting}}, fateRunning},
+		{"shim alive, starting", attemptRecord{spec: true, shimAlive: true, state: &shim.State{Phase: shim.PhaseStarting}}, fateRunning},
 		{"shim alive, running", attemptRecord{spec: true, shimAlive: true, state: running}, fateRunning},
-		{"shim alive, end being recorded", attemptRecord{spec: true, shimAlive: true, state: &shimState{Phase: phaseExited, ExitCode: 3}}, fateRunning},
-		{"shim gone, end recorded", attemptRecord{spec: true, state: &shimState{Phase: phaseExited, ExitCode: 3}}, fateExited},
-		{"shim gone, start error recorded", attemptRecord{spec: true, state: &shimState{Phase: phaseExited, ExitCode: 128, StartError: "exec"}}, fateExited},
+		{"shim alive, end being recorded", attemptRecord{spec: true, shimAlive: true, state: &shim.State{Phase: shim.PhaseExited, ExitCode: 3}}, fateRunning},
+		{"shim gone, end recorded", attemptRecord{spec: true, state: &shim.State{Phase: shim.PhaseExited, ExitCode: 3}}, fateExited},
+		{"shim gone, start error recorded", attemptRecord{spec: true, state: &shim.State{Phase: shim.PhaseExited, ExitCode: 128, StartError: "exec"}}, fateExited},
 		{"shim gone while running (reboot)", attemptRecord{spec: true, state: running}, fateLost},
-		{"shim gone while starting", attemptRecord{spec: true, state: &shimState{Phase: phaseStarting}}, fateLost},
-		{"image container the agent started itself", attemptRecord{state: &shimState{Phase: phaseStarting}}, fateLost},
+		{"shim gone while starting", attemptRecord{spec: true, state: &shim.State{Phase: shim.PhaseStarting}}, fateLost},
+		{"image container the agent started itself", attemptRecord{state: &shim.State{Phase: shim.PhaseStarting}}, fateLost},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := classifyAttempt(tc.rec); got != tc.want {
@@ -50,7 +51,7 @@ func TestReadRecordLock(t *testing.T) {
 	if err := os.WriteFile(base+".shim", []byte("{}"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeState(base, shimState{Phase: phaseRunning, Pid: 1}); err != nil {
+	if err := shim.WriteState(base, shim.State{Phase: shim.PhaseRunning, Pid: 1}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.OpenFile(base+".lock", os.O_RDWR|os.O_CREATE, 0o600)
@@ -61,7 +62,7 @@ func TestReadRecordLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, err := readRecord(base)
-	if err != nil || !rec.spec || !rec.shimAlive || rec.state.Phase != phaseRunning {
+	if err != nil || !rec.spec || !rec.shimAlive || rec.state.Phase != shim.PhaseRunning {
 		t.Fatalf("held: %+v, %v", rec, err)
 	}
 	f.Close()
@@ -105,7 +106,7 @@ func TestAdoptRunningContainer(t *testing.T) {
 	dir := t.TempDir()
 	release := filepath.Join(dir, "release")
 	pod := testPod("adopt1", corev1.RestartPolicyNever,
-		shC("main", "echo before; until [ -f "+inPod(release)+" ]; do sleep 0.02; done; echo after; exit 3"))
+		shC("main", "echo before; until [ -f "+shim.InPod(release)+" ]; do sleep 0.02; done; echo after; exit 3"))
 	if err := r.StartPod(context.Background(), pod, fakeResolver{}); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +181,7 @@ func TestAdoptLostAttempt(t *testing.T) {
 	if err := os.WriteFile(base+".shim", []byte("{}"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeState(base, shimState{Phase: phaseRunning, Pid: 1 << 22, PidStart: 1, StartedAt: started}); err != nil {
+	if err := shim.WriteState(base, shim.State{Phase: shim.PhaseRunning, Pid: 1 << 22, PidStart: 1, StartedAt: started}); err != nil {
 		t.Fatal(err)
 	}
 	ad, err := r.Adopt(context.Background(), pod, fakeResolver{})

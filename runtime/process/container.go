@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -19,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/batchlet/batchlet/runtime"
+	"github.com/batchlet/batchlet/runtime/shim"
 )
 
 // ctr is one container of a pod; st is guarded by the pod's mutex.
@@ -110,7 +110,7 @@ func (p *pod) attempt(c *ctr, n int) (code int32, ran time.Duration, ok bool) {
 	} else if workDir == "" {
 		workDir = filepath.Join(p.dir, "work")
 		if p.rt.namespaces {
-			workDir = inPod(workDir)
+			workDir = shim.InPod(workDir)
 		}
 	}
 	p.mu.Lock()
@@ -146,10 +146,10 @@ func (p *pod) attempt(c *ctr, n int) (code int32, ran time.Duration, ok bool) {
 	p.rt.event(p.api, c.spec, c.init, corev1.EventTypeNormal, "Created", fmt.Sprintf("Created container: %s", c.spec.Name))
 	var pr *proc
 	started := now(p)
-	if img != nil {
+	if img != nil || p.rt.cfg.NoShims {
 		// The container dies with this agent: on record as started, a
 		// restarted agent counts it as lost instead of running it again.
-		_ = writeState(p.attemptBase(c.spec.Name, n), shimState{Phase: phaseStarting})
+		_ = shim.WriteState(p.attemptBase(c.spec.Name, n), shim.State{Phase: shim.PhaseStarting})
 		pr, err = p.startProcess(c, n, argv, env, workDir, logFile)
 	} else {
 		logFile.Close()
@@ -266,32 +266,13 @@ func (p *pod) createLog(c *ctr, n int) (*os.File, error) {
 
 // lookPath finds file with the container's PATH, as execvp would.
 func lookPath(file string, env []envVar, workDir string) (string, error) {
-	if strings.Contains(file, "/") {
-		if !filepath.IsAbs(file) {
-			file = filepath.Join(workDir, file)
-		}
-		st, err := os.Stat(file)
-		if err != nil {
-			return "", errors.New("no such file or directory")
-		}
-		if st.IsDir() || st.Mode()&0o111 == 0 {
-			return "", errors.New("permission denied")
-		}
-		return file, nil
-	}
 	path := defaultPath
 	for _, e := range env {
 		if e.name == "PATH" {
 			path = e.value
 		}
 	}
-	for _, dir := range filepath.SplitList(path) {
-		cand := filepath.Join(dir, file)
-		if st, err := os.Stat(cand); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
-			return cand, nil
-		}
-	}
-	return "", errors.New("executable file not found in $PATH")
+	return shim.LookPath(file, path, workDir)
 }
 
 // proc is a running container process: one a shim owns (shim set), or
@@ -326,7 +307,7 @@ type proc struct {
 // which it closes.
 func (p *pod) startProcess(c *ctr, n int, argv []string, env []envVar, workDir string, f *os.File) (*proc, error) {
 	pr := &proc{exited: make(chan struct{}), drained: make(chan struct{}), ns: p.rt.namespaces}
-	lf := &logFile{f: f, now: p.rt.clock.Now, tee: pr.taps.write}
+	lf := &shim.LogFile{F: f, Now: p.rt.clock.Now, Tee: pr.taps.write}
 	cmd := &exec.Cmd{Path: argv[0], Args: argv, Env: environ(env), Dir: workDir, SysProcAttr: &syscall.SysProcAttr{}}
 	cgf := p.containerCgroup(c, n, pr)
 	if cgf != nil {
@@ -361,7 +342,7 @@ func (p *pod) startProcess(c *ctr, n int, argv []string, env []envVar, workDir s
 	}
 	cmd.Stdin = stdin.r
 	pr.cmd = cmd
-	err = p.launch(pr, c)
+	err = p.launch(pr, c, env)
 	if err == nil {
 		pr.pid = cmd.Process.Pid
 	}
@@ -416,15 +397,43 @@ func (p *pod) containerCgroup(c *ctr, n int, pr *proc) *os.File {
 	return f
 }
 
-// launch starts pr.cmd, an image container, and has it waited for,
-// closing pr.exited then (see startInImage). Containers that run host
-// commands are started by their shims (startShim).
-func (p *pod) launch(pr *proc, c *ctr) error {
-	if !pr.ns {
-		return fmt.Errorf("the image runtime needs root and Linux namespaces")
+// launch starts pr.cmd and has it waited for, closing pr.exited then: an
+// image container (see startInImage), or, without shims (Config.NoShims),
+// a host command: PID 1 of new PID, mount and UTS namespaces (see
+// shim.StartNamespaced) or a plain process group.
+func (p *pod) launch(pr *proc, c *ctr, env []envVar) error {
+	cmd := pr.cmd
+	if c.image != nil {
+		if !pr.ns {
+			return fmt.Errorf("the image runtime needs root and Linux namespaces")
+		}
+		pr.image = true
+		return p.startInImage(pr, c, c.image)
 	}
-	pr.image = true
-	return p.startInImage(pr, c, c.image)
+	// The command is looked up with the container's PATH, and where the
+	// container sees its files (it may come from a volume).
+	resolve := func() error {
+		path, err := lookPath(cmd.Args[0], env, cmd.Dir)
+		if err != nil {
+			return fmt.Errorf("exec: %q: %w", cmd.Args[0], err)
+		}
+		cmd.Path = path
+		return nil
+	}
+	if pr.ns {
+		ns := shim.NS{Hostname: p.hostname, HostsFile: p.hostsPath(),
+			TmpDir: filepath.Join(p.dir, "tmp"), Mounts: p.mounts(c)}
+		return shim.StartNamespaced(cmd, ns, resolve, nil, pr.exited)
+	}
+	if err := resolve(); err != nil {
+		return err
+	}
+	cmd.SysProcAttr.Setpgid = true
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() { _ = cmd.Wait(); close(pr.exited) }()
+	return nil
 }
 
 // stdinSource is what a container process reads as stdin: the runtime's
@@ -446,8 +455,8 @@ func (r *Runtime) containerStdin(c *ctr) (stdinSource, error) {
 }
 
 // mounts lists c's volumeMounts as bind mounts.
-func (p *pod) mounts(c *ctr) []mount {
-	var out []mount
+func (p *pod) mounts(c *ctr) []shim.Mount {
+	var out []shim.Mount
 	for _, vm := range c.spec.VolumeMounts {
 		src, ok := p.volumes[vm.Name]
 		if !ok {
@@ -456,7 +465,7 @@ func (p *pod) mounts(c *ctr) []mount {
 		if vm.SubPath != "" {
 			src = filepath.Join(src, vm.SubPath)
 		}
-		out = append(out, mount{source: src, target: vm.MountPath, readOnly: vm.ReadOnly})
+		out = append(out, shim.Mount{Source: src, Target: vm.MountPath, ReadOnly: vm.ReadOnly})
 	}
 	return out
 }
@@ -506,7 +515,7 @@ func (pr *proc) signal(force bool) {
 		return
 	default:
 	}
-	if pr.shim != nil && !sameProcess(pr.pid, pr.pidStart) {
+	if pr.shim != nil && !shim.SameProcess(pr.pid, pr.pidStart) {
 		return // ended; its shim is recording that
 	}
 	pid := pr.pid
@@ -514,7 +523,7 @@ func (pr *proc) signal(force bool) {
 		// The process itself: it may have left its group.
 		pr.signalProcess(sig)
 	}
-	if !force && pr.ns && !pr.image && sigtermIsDefault(pid) {
+	if !force && pr.ns && !pr.image && shim.SigtermIsDefault(pid) {
 		// The kernel drops a SIGTERM that PID 1 has no handler for, where
 		// any other process dies of it. Stopping a container has always
 		// had that effect here (a shell, sleep or python that sets no
@@ -535,7 +544,7 @@ func (pr *proc) signalProcess(sig syscall.Signal) {
 		_ = pr.cmd.Process.Signal(sig)
 		return
 	}
-	if sameProcess(pr.pid, pr.pidStart) {
+	if shim.SameProcess(pr.pid, pr.pidStart) {
 		_ = syscall.Kill(pr.pid, sig)
 	}
 }
@@ -629,7 +638,7 @@ func (p *pod) exec(ctx context.Context, name string, argv []string, s runtime.Ex
 	if pr.ns {
 		// The container is PID 1 of its PID namespace, so its PID is the
 		// one whose namespaces to join.
-		argv = append([]string{nsenterBin, "-t", fmt.Sprint(pr.pid), "-m", "-u", "-p", "--",
+		argv = append([]string{shim.NsenterBin, "-t", fmt.Sprint(pr.pid), "-m", "-u", "-p", "--",
 			"/bin/sh", "-c", `cd "$0" && exec "$@"`, workDir}, argv...)
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)

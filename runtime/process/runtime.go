@@ -19,6 +19,7 @@ import (
 
 	"github.com/batchlet/batchlet/runtime"
 	"github.com/batchlet/batchlet/runtime/image"
+	"github.com/batchlet/batchlet/runtime/shim"
 )
 
 // Config configures the process runtime.
@@ -43,10 +44,12 @@ type Config struct {
 	// ImageRootfs is "overlay" (the default; a copy where the kernel
 	// refuses overlayfs) or "copy".
 	ImageRootfs string
-	// ShimsDieWithAgent ties every container's shim to the agent process
-	// (parent-death signal), for a throwaway data dir that nothing would
-	// adopt them from. By default shims, and so containers, outlive it.
-	ShimsDieWithAgent bool
+	// NoShims has the agent start host containers itself, as it does image
+	// containers: they die with it, and a restarted agent counts them as
+	// lost. For a throwaway data dir that nothing would adopt them from; it
+	// saves one exec per container. By default each container has a shim
+	// and outlives the agent.
+	NoShims bool
 }
 
 // Runtime runs pods as host processes. Create it with New.
@@ -134,17 +137,17 @@ func probeNamespaces() error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("not root")
 	}
-	if _, err := os.Stat(nsenterBin); err != nil {
-		return fmt.Errorf("exec needs %s: %w", nsenterBin, err)
+	if _, err := os.Stat(shim.NsenterBin); err != nil {
+		return fmt.Errorf("exec needs %s: %w", shim.NsenterBin, err)
 	}
-	if err := os.MkdirAll(hostTmp, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", hostTmp, err)
+	if err := os.MkdirAll(shim.HostTmp, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", shim.HostTmp, err)
 	}
 	var out bytes.Buffer
 	cmd := &exec.Cmd{Path: "/bin/true", Args: []string{"true"}, Dir: "/", Stdout: &out, Stderr: &out}
 	exited := make(chan struct{})
-	ns := containerNS{hostname: "probe", hostsFile: "/etc/hosts", tmpDir: hostTmp}
-	if err := startNamespaced(cmd, ns, nil, nil, exited); err != nil {
+	ns := shim.NS{Hostname: "probe", HostsFile: "/etc/hosts", TmpDir: shim.HostTmp}
+	if err := shim.StartNamespaced(cmd, ns, nil, nil, exited); err != nil {
 		return fmt.Errorf("namespaces: %w", err)
 	}
 	<-exited

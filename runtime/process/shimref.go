@@ -8,9 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/batchlet/batchlet/runtime/shim"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,8 +27,8 @@ type shimRef struct {
 // code, or the signal that ended it, and when. A shim that ended without
 // recording an end (killed) left a container killed with it.
 func (s *shimRef) result() (code int32, sig syscall.Signal, finished time.Time) {
-	st, err := readState(s.base)
-	if err != nil || st == nil || st.Phase != phaseExited {
+	st, err := shim.ReadState(s.base)
+	if err != nil || st == nil || st.Phase != shim.PhaseExited {
 		return 0, syscall.SIGKILL, time.Time{}
 	}
 	return int32(st.ExitCode), syscall.Signal(st.Signal), st.FinishedAt
@@ -76,12 +79,12 @@ func lockHeld(base string) bool {
 }
 
 // shimSpecFor is the shim's spec for attempt n of c.
-func (p *pod) shimSpecFor(c *ctr, n int, argv []string, env []envVar, workDir string, cg *containerCgroup) shimSpec {
-	spec := shimSpec{Argv: argv, Env: environ(env), WorkDir: workDir, Namespaces: p.rt.namespaces,
+func (p *pod) shimSpecFor(c *ctr, n int, argv []string, env []envVar, workDir string, cg *containerCgroup) shim.Spec {
+	spec := shim.Spec{Argv: argv, Env: environ(env), WorkDir: workDir, Namespaces: p.rt.namespaces,
 		LogPath: p.logPath(c.spec.Name, n), Image: c.spec.Image}
 	if p.rt.namespaces {
-		spec.NS = toShimNamespace(containerNS{hostname: p.hostname, hostsFile: p.hostsPath(),
-			tmpDir: filepath.Join(p.dir, "tmp"), mounts: p.mounts(c)})
+		spec.NS = shim.NS{Hostname: p.hostname, HostsFile: p.hostsPath(),
+			TmpDir: filepath.Join(p.dir, "tmp"), Mounts: p.mounts(c)}
 	}
 	if cg != nil {
 		spec.CgroupDir = cg.dir
@@ -133,7 +136,7 @@ func (p *pod) startShim(c *ctr, n int, argv []string, env []envVar, workDir stri
 		pipes.closeAll()
 		return fail(err)
 	}
-	cmd := &exec.Cmd{Path: p.rt.self, Args: []string{shimArg0, base + ".shim"}, Dir: "/", Stdin: stdin.r,
+	cmd := &exec.Cmd{Path: p.rt.self, Args: []string{shim.Arg0, base + ".shim"}, Dir: "/", Stdin: stdin.r,
 		ExtraFiles:  []*os.File{lock, pipes.statusW, pipes.outW, pipes.errW},
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
 	if err := p.rt.startShimProcess(cmd, pr.exited); err != nil {
@@ -149,8 +152,8 @@ func (p *pod) startShim(c *ctr, n int, argv []string, env []envVar, workDir stri
 	}
 	pipes.closeChildEnds()
 	msg, _ := io.ReadAll(pipes.statusR)
-	var st shimState
-	if err := json.Unmarshal(msg, &st); err != nil || st.Phase != phaseRunning {
+	var st shim.State
+	if err := json.Unmarshal(msg, &st); err != nil || st.Phase != shim.PhaseRunning {
 		<-pr.exited
 		if stdin.pipe != nil {
 			stdin.pipe.close()
@@ -165,31 +168,14 @@ func (p *pod) startShim(c *ctr, n int, argv []string, env []envVar, workDir stri
 	return pr, st.StartedAt, nil
 }
 
-// startShimProcess starts a shim and has it waited for, closing exited
-// then. A shim outlives the agent unless the runtime was configured for
-// throwaway data dirs (ShimsDieWithAgent): then it is started from a
-// thread of its own with SIGKILL as parent-death signal, and that thread
-// waits for it.
+// startShimProcess starts a shim and has it waited for (while it is this
+// agent's child), closing exited then.
 func (r *Runtime) startShimProcess(cmd *exec.Cmd, exited chan<- struct{}) error {
-	if !r.cfg.ShimsDieWithAgent {
-		if err := cmd.Start(); err != nil {
-			return err
-		}
-		go func() { _ = cmd.Wait(); close(exited) }()
-		return nil
+	if err := cmd.Start(); err != nil {
+		return err
 	}
-	started := make(chan error, 1)
-	onThreadOfItsOwn(func() {
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		_ = cmd.Wait()
-		close(exited)
-	})
-	return <-started
+	go func() { _ = cmd.Wait(); close(exited) }()
+	return nil
 }
 
 // shimPipes are the pipes between the agent and a shim it starts.
@@ -262,4 +248,18 @@ func (s *shimPipes) tee(pr *proc) {
 	<-done
 	<-done
 	close(pr.drained)
+}
+
+func parseEnviron(env []string) []envVar {
+	out := make([]envVar, 0, len(env))
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		out = append(out, envVar{k, v})
+	}
+	return out
+}
+
+// attemptBase is the common prefix of attempt n's files.
+func (p *pod) attemptBase(container string, n int) string {
+	return filepath.Join(p.dir, container+"."+strconv.Itoa(n))
 }

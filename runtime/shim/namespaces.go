@@ -1,4 +1,4 @@
-package process
+package shim
 
 import (
 	"fmt"
@@ -9,45 +9,44 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
-// nsenterBin joins a running container's namespaces for exec.
-const nsenterBin = "/usr/bin/nsenter"
+// NsenterBin joins a running container's namespaces for exec.
+const NsenterBin = "/usr/bin/nsenter"
 
-// hostTmp is where the host's /tmp stays visible inside a container's
+// HostTmp is where the host's /tmp stays visible inside a container's
 // mount namespace once /tmp is private.
-const hostTmp = "/run/batchlet/hosttmp"
+const HostTmp = "/run/batchlet/hosttmp"
 
-// inPod maps a host path to where it is seen inside a pod's mount
-// namespace (the host's /tmp moves to hostTmp).
-func inPod(path string) string {
+// InPod maps a host path to where it is seen inside a pod's mount
+// namespace (the host's /tmp moves to HostTmp).
+func InPod(path string) string {
 	if path == "/tmp" {
-		return hostTmp
+		return HostTmp
 	}
 	if strings.HasPrefix(path, "/tmp/") {
-		return hostTmp + path[len("/tmp"):]
+		return HostTmp + path[len("/tmp"):]
 	}
 	return path
 }
 
-// mount is a bind mount of a container.
-type mount struct {
-	source, target string
-	readOnly       bool
+// Mount is a bind mount of a container.
+type Mount struct {
+	Source   string `json:"source"`
+	Target   string `json:"target"`
+	ReadOnly bool   `json:"readOnly,omitempty"`
 }
 
-// containerNS describes the namespaces a container starts in: its pod's
-// hostname, /etc/hosts and private /tmp (host paths), and its volumes.
-type containerNS struct {
-	hostname  string
-	hostsFile string
-	tmpDir    string
-	mounts    []mount
+// NS describes the namespaces a container starts in: its pod's hostname,
+// /etc/hosts and private /tmp (host paths), and its volumes.
+type NS struct {
+	Hostname  string  `json:"hostname"`
+	HostsFile string  `json:"hostsFile"`
+	TmpDir    string  `json:"tmpDir"`
+	Mounts    []Mount `json:"mounts,omitempty"`
 }
 
-// startNamespaced starts cmd as PID 1 of a new PID namespace, in new mount
+// StartNamespaced starts cmd as PID 1 of a new PID namespace, in new mount
 // and UTS namespaces set up as ns says, with no helper process: a thread of
 // its own unshares and mounts, then clones the container, which inherits
 // that thread's namespaces. resolve, when set, runs on that thread before
@@ -55,9 +54,9 @@ type containerNS struct {
 // onStart, when set, runs on that thread right after the start, before
 // the container can be reaped. That thread then waits for the container
 // and closes exited.
-func startNamespaced(cmd *exec.Cmd, ns containerNS, resolve func() error, onStart func(), exited chan<- struct{}) error {
+func StartNamespaced(cmd *exec.Cmd, ns NS, resolve func() error, onStart func(), exited chan<- struct{}) error {
 	started := make(chan error, 1)
-	onThreadOfItsOwn(func() {
+	OnThreadOfItsOwn(func() {
 		if err := enterContainerNS(ns); err != nil {
 			started <- err
 			return
@@ -90,15 +89,15 @@ func startNamespaced(cmd *exec.Cmd, ns containerNS, resolve func() error, onStar
 	return <-started
 }
 
-// onThreadOfItsOwn runs fn in a new goroutine locked to an OS thread that
+// OnThreadOfItsOwn runs fn in a new goroutine locked to an OS thread that
 // ends with it. fn may change that thread's namespaces: the thread must not
 // go back to Go's pool, so it is never unlocked (Go then ends it). Go
 // cannot end the main thread, whose namespaces /proc/self also shows, so fn
 // never runs there.
-func onThreadOfItsOwn(fn func()) {
+func OnThreadOfItsOwn(fn func()) {
 	go func() {
 		goruntime.LockOSThread()
-		if unix.Gettid() != unix.Getpid() {
+		if syscall.Gettid() != syscall.Getpid() {
 			fn()
 			return
 		}
@@ -118,34 +117,34 @@ func onThreadOfItsOwn(fn func()) {
 // new mount and UTS namespaces and makes the container's mounts there.
 // CLONE_FS gives the thread its own root and working directory, without
 // which the kernel refuses a new mount namespace to one thread of many.
-func enterContainerNS(ns containerNS) error {
-	if err := unix.Unshare(unix.CLONE_FS | unix.CLONE_NEWNS | unix.CLONE_NEWUTS); err != nil {
+func enterContainerNS(ns NS) error {
+	if err := syscall.Unshare(syscall.CLONE_FS | syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS); err != nil {
 		return fmt.Errorf("unshare mount and UTS namespaces: %w", err)
 	}
 	// Nothing mounted here may reach the host's namespace.
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make / private: %w", err)
 	}
-	if err := unix.Sethostname([]byte(ns.hostname)); err != nil {
-		return fmt.Errorf("set hostname %q: %w", ns.hostname, err)
+	if err := syscall.Sethostname([]byte(ns.Hostname)); err != nil {
+		return fmt.Errorf("set hostname %q: %w", ns.Hostname, err)
 	}
-	if err := bindMount(ns.hostsFile, "/etc/hosts", false); err != nil {
+	if err := BindMount(ns.HostsFile, "/etc/hosts", false); err != nil {
 		return err
 	}
 	if needsHostTmp(ns) {
-		if err := bindMount("/tmp", hostTmp, false); err != nil {
+		if err := BindMount("/tmp", HostTmp, false); err != nil {
 			return err
 		}
 	}
-	if err := bindMount(inPod(ns.tmpDir), "/tmp", false); err != nil {
+	if err := BindMount(InPod(ns.TmpDir), "/tmp", false); err != nil {
 		return err
 	}
-	for _, m := range ns.mounts {
-		src := inPod(m.source)
-		if err := makeMountPoint(src, m.target); err != nil {
+	for _, m := range ns.Mounts {
+		src := InPod(m.Source)
+		if err := makeMountPoint(src, m.Target); err != nil {
 			return err
 		}
-		if err := bindMount(src, m.target, m.readOnly); err != nil {
+		if err := BindMount(src, m.Target, m.ReadOnly); err != nil {
 			return err
 		}
 	}
@@ -154,12 +153,12 @@ func enterContainerNS(ns containerNS) error {
 
 // needsHostTmp reports whether a source lies under the host's /tmp, which
 // the private /tmp hides.
-func needsHostTmp(ns containerNS) bool {
-	if inPod(ns.tmpDir) != ns.tmpDir {
+func needsHostTmp(ns NS) bool {
+	if InPod(ns.TmpDir) != ns.TmpDir {
 		return true
 	}
-	for _, m := range ns.mounts {
-		if inPod(m.source) != m.source {
+	for _, m := range ns.Mounts {
+		if InPod(m.Source) != m.Source {
 			return true
 		}
 	}
@@ -192,24 +191,24 @@ func makeMountPoint(src, target string) error {
 	return f.Close()
 }
 
-// bindMount mounts src on target, read-only when asked (a bind mount takes
+// BindMount mounts src on target, read-only when asked (a bind mount takes
 // the read-only flag only on a remount).
-func bindMount(src, target string, readOnly bool) error {
-	if err := unix.Mount(src, target, "", unix.MS_BIND, ""); err != nil {
+func BindMount(src, target string, readOnly bool) error {
+	if err := syscall.Mount(src, target, "", syscall.MS_BIND, ""); err != nil {
 		return fmt.Errorf("bind mount %s on %s: %w", src, target, err)
 	}
 	if !readOnly {
 		return nil
 	}
-	if err := unix.Mount("", target, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
+	if err := syscall.Mount("", target, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {
 		return fmt.Errorf("remount %s read-only: %w", target, err)
 	}
 	return nil
 }
 
-// sigtermIsDefault reports whether process pid neither catches nor ignores
+// SigtermIsDefault reports whether process pid neither catches nor ignores
 // SIGTERM (false when its status cannot be read).
-func sigtermIsDefault(pid int) bool {
+func SigtermIsDefault(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return false

@@ -1,5 +1,12 @@
-package process
-
+// Package shim is the process that owns one container of the process
+// runtime (runtime/process) so that the container outlives the node agent:
+// the agent's own binary re-executed with argv[0] Arg0, recognised by this
+// package's init, which imports nothing but the standard library so that Go
+// runs it before the rest of the binary initialises (a shim costs one exec,
+// not the agent's start-up). It also holds what both the shim and the
+// runtime use: the container's namespaces, the CRI log writer, the attempt's
+// spec and state files.
+//
 // A container of the process runtime is owned by a shim: the agent's own
 // binary re-executed with argv[0] shimArg0, in a session of its own and
 // without a parent-death signal, so that it outlives the agent. The shim
@@ -19,10 +26,11 @@ package process
 //	           exited (exit code or signal, finishedAt) or a start error
 //
 // A restarted agent classifies each container's last recorded attempt from
-// these (classifyAttempt) and adopts live shims, reports recorded ends, and
+// these (runtime/process classifyAttempt) and adopts live shims, reports recorded ends, and
 // counts an attempt that started but whose shim is gone without a record
 // (a host reboot) as lost: a container is adopted or known dead, never
 // started twice.
+package shim
 
 import (
 	"bufio"
@@ -36,75 +44,43 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
-// shimArg0 is argv[0] of a shim; argv[1] is the path of its spec.
-const shimArg0 = "batchlet-shim"
+// Arg0 is argv[0] of a shim; argv[1] is the path of its spec.
+const Arg0 = "batchlet-shim"
 
 // File descriptors a shim inherits besides stdin (the container's).
 const (
-	shimLockFD   = 3 // the attempt's lock, held for the shim's life
-	shimStatusFD = 4 // the start's outcome, then closed
-	shimTeeOutFD = 5 // copies of stdout for attach, while the agent reads
-	shimTeeErrFD = 6 // copies of stderr
+	LockFD   = 3 // the attempt's lock, held for the shim's life
+	StatusFD = 4 // the start's outcome, then closed
+	TeeOutFD = 5 // copies of stdout for attach, while the agent reads
+	TeeErrFD = 6 // copies of stderr
 )
 
-// shimSpec is what a shim runs: the container's command as the agent
+// Spec is what a shim runs: the container's command as the agent
 // resolved it.
-type shimSpec struct {
+type Spec struct {
 	Argv    []string `json:"argv"`
 	Env     []string `json:"env"`
 	WorkDir string   `json:"workDir"`
 	// Namespaces: the container is PID 1 of its own PID namespace, in the
 	// mount and UTS namespaces NS describes.
-	Namespaces bool          `json:"namespaces,omitempty"`
-	NS         shimNamespace `json:"ns"`
-	CgroupDir  string        `json:"cgroupDir,omitempty"`
-	LogPath    string        `json:"logPath"`
-	Image      string        `json:"image"`
-}
-
-// shimNamespace is containerNS in JSON.
-type shimNamespace struct {
-	Hostname  string      `json:"hostname"`
-	HostsFile string      `json:"hostsFile"`
-	TmpDir    string      `json:"tmpDir"`
-	Mounts    []shimMount `json:"mounts,omitempty"`
-}
-
-type shimMount struct {
-	Source   string `json:"source"`
-	Target   string `json:"target"`
-	ReadOnly bool   `json:"readOnly,omitempty"`
-}
-
-func (n shimNamespace) containerNS() containerNS {
-	ns := containerNS{hostname: n.Hostname, hostsFile: n.HostsFile, tmpDir: n.TmpDir}
-	for _, m := range n.Mounts {
-		ns.mounts = append(ns.mounts, mount{source: m.Source, target: m.Target, readOnly: m.ReadOnly})
-	}
-	return ns
-}
-
-func toShimNamespace(ns containerNS) shimNamespace {
-	out := shimNamespace{Hostname: ns.hostname, HostsFile: ns.hostsFile, TmpDir: ns.tmpDir}
-	for _, m := range ns.mounts {
-		out.Mounts = append(out.Mounts, shimMount{Source: m.source, Target: m.target, ReadOnly: m.readOnly})
-	}
-	return out
+	Namespaces bool   `json:"namespaces,omitempty"`
+	NS         NS     `json:"ns"`
+	CgroupDir  string `json:"cgroupDir,omitempty"`
+	LogPath    string `json:"logPath"`
+	Image      string `json:"image"`
 }
 
 // Phases of a shim's state file.
 const (
-	phaseStarting = "starting"
-	phaseRunning  = "running"
-	phaseExited   = "exited"
+	PhaseStarting = "starting"
+	PhaseRunning  = "running"
+	PhaseExited   = "exited"
 )
 
-// shimState is an attempt's state file.
-type shimState struct {
+// State is an attempt's state file.
+type State struct {
 	Phase string `json:"phase"`
 	// Pid and PidStart (clock ticks after boot, /proc/<pid>/stat field 22)
 	// identify the container process; PIDs are reused.
@@ -123,21 +99,21 @@ type shimState struct {
 }
 
 func init() {
-	if len(os.Args) != 2 || os.Args[0] != shimArg0 {
+	if len(os.Args) != 2 || os.Args[0] != Arg0 {
 		return
 	}
-	os.Exit(runShim(os.Args[1]))
+	os.Exit(run(os.Args[1]))
 }
 
 // runShim is the shim's main: it returns its exit code.
-func runShim(specPath string) int {
-	for fd := shimLockFD; fd <= shimTeeErrFD; fd++ {
-		unix.CloseOnExec(fd) // the container inherits none of them
+func run(specPath string) int {
+	for fd := LockFD; fd <= TeeErrFD; fd++ {
+		syscall.CloseOnExec(fd) // the container inherits none of them
 	}
-	status := os.NewFile(shimStatusFD, "status")
+	status := os.NewFile(StatusFD, "status")
 	base := strings.TrimSuffix(specPath, ".shim")
 	fail := func(err error) int {
-		_ = writeState(base, shimState{Phase: phaseExited, ExitCode: 128, StartError: err.Error(), FinishedAt: time.Now().UTC()})
+		_ = WriteState(base, State{Phase: PhaseExited, ExitCode: 128, StartError: err.Error(), FinishedAt: time.Now().UTC()})
 		fmt.Fprint(status, err.Error())
 		status.Close()
 		return 1
@@ -146,19 +122,19 @@ func runShim(specPath string) int {
 	if err != nil {
 		return fail(fmt.Errorf("read shim spec: %w", err))
 	}
-	var spec shimSpec
+	var spec Spec
 	if err := json.Unmarshal(b, &spec); err != nil {
 		return fail(fmt.Errorf("parse shim spec: %w", err))
 	}
-	if err := writeState(base, shimState{Phase: phaseStarting}); err != nil {
+	if err := WriteState(base, State{Phase: PhaseStarting}); err != nil {
 		return fail(err)
 	}
 	sh, err := startShimmed(spec)
 	if err != nil {
 		return fail(err)
 	}
-	st := shimState{Phase: phaseRunning, Pid: sh.pid, PidStart: sh.pidStart, StartedAt: time.Now().UTC()}
-	if err := writeState(base, st); err != nil {
+	st := State{Phase: PhaseRunning, Pid: sh.pid, PidStart: sh.pidStart, StartedAt: time.Now().UTC()}
+	if err := WriteState(base, st); err != nil {
 		// The container runs; an adopting agent counts it as lost.
 		fmt.Fprint(os.Stderr, err)
 	}
@@ -171,12 +147,12 @@ func runShim(specPath string) int {
 	case <-sh.drained:
 	case <-t.C: // a background child holds the pipe
 	}
-	st.Phase, st.FinishedAt = phaseExited, time.Now().UTC()
+	st.Phase, st.FinishedAt = PhaseExited, time.Now().UTC()
 	st.ExitCode = sh.cmd.ProcessState.ExitCode()
 	if ws, ok := sh.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		st.Signal = int(ws.Signal())
 	}
-	if err := writeState(base, st); err != nil {
+	if err := WriteState(base, st); err != nil {
 		fmt.Fprint(os.Stderr, err)
 		return 1
 	}
@@ -194,7 +170,7 @@ type shimmed struct {
 
 // startShimmed starts the container of spec with its output going to the
 // log file (and the tee descriptors).
-func startShimmed(spec shimSpec) (*shimmed, error) {
+func startShimmed(spec Spec) (*shimmed, error) {
 	if len(spec.Argv) == 0 {
 		return nil, errors.New("no command")
 	}
@@ -221,18 +197,17 @@ func startShimmed(spec shimSpec) (*shimmed, error) {
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
 	sh.cmd = cmd
-	env := parseEnviron(spec.Env)
 	resolve := func() error {
-		path, err := lookPath(cmd.Args[0], env, cmd.Dir)
+		path, err := LookPath(cmd.Args[0], pathOf(spec.Env), cmd.Dir)
 		if err != nil {
 			return fmt.Errorf("exec: %q: %w", cmd.Args[0], err)
 		}
 		cmd.Path = path
 		return nil
 	}
-	onStart := func() { sh.pid, sh.pidStart = cmd.Process.Pid, pidStartTime(cmd.Process.Pid) }
+	onStart := func() { sh.pid, sh.pidStart = cmd.Process.Pid, PidStartTime(cmd.Process.Pid) }
 	if spec.Namespaces {
-		err = startNamespaced(cmd, spec.NS.containerNS(), resolve, onStart, sh.exited)
+		err = StartNamespaced(cmd, spec.NS, resolve, onStart, sh.exited)
 	} else {
 		err = startPlain(cmd, resolve, onStart, sh.exited)
 	}
@@ -241,11 +216,11 @@ func startShimmed(spec shimSpec) (*shimmed, error) {
 	if err != nil {
 		return nil, err
 	}
-	tees := [2]*teeFD{{fd: shimTeeOutFD}, {fd: shimTeeErrFD}}
+	tees := [2]*teeFD{{fd: TeeOutFD}, {fd: TeeErrFD}}
 	for _, t := range tees {
-		_ = unix.SetNonblock(t.fd, true)
+		_ = syscall.SetNonblock(t.fd, true)
 	}
-	lf := &logFile{f: f, now: time.Now, tee: func(stream string, p []byte) {
+	lf := &LogFile{F: f, Now: time.Now, Tee: func(stream string, p []byte) {
 		if stream == "stdout" {
 			tees[0].write(p)
 		} else {
@@ -254,17 +229,17 @@ func startShimmed(spec shimSpec) (*shimmed, error) {
 	}}
 	stdoutDone := make(chan struct{})
 	go func() {
-		lf.copyLines("stdout", bufio.NewReaderSize(outR, maxLogLine))
+		lf.CopyLines("stdout", bufio.NewReaderSize(outR, MaxLogLine))
 		outR.Close()
 		close(stdoutDone)
 	}()
 	go func() {
-		lf.copyLines("stderr", bufio.NewReaderSize(errR, maxLogLine))
+		lf.CopyLines("stderr", bufio.NewReaderSize(errR, MaxLogLine))
 		errR.Close()
 		<-stdoutDone
 		f.Close()
-		_ = unix.Close(shimTeeOutFD)
-		_ = unix.Close(shimTeeErrFD)
+		_ = syscall.Close(TeeOutFD)
+		_ = syscall.Close(TeeErrFD)
 		close(sh.drained)
 	}()
 	return sh, nil
@@ -275,7 +250,7 @@ func startShimmed(spec shimSpec) (*shimmed, error) {
 // the starting thread ends).
 func startPlain(cmd *exec.Cmd, resolve func() error, onStart func(), exited chan<- struct{}) error {
 	started := make(chan error, 1)
-	onThreadOfItsOwn(func() {
+	OnThreadOfItsOwn(func() {
 		if err := resolve(); err != nil {
 			started <- err
 			return
@@ -306,9 +281,9 @@ func (t *teeFD) write(p []byte) {
 		return
 	}
 	for len(p) > 0 {
-		n, err := unix.Write(t.fd, p)
+		n, err := syscall.Write(t.fd, p)
 		if err != nil {
-			t.dead = err != unix.EAGAIN && err != unix.EINTR
+			t.dead = err != syscall.EAGAIN && err != syscall.EINTR
 			return
 		}
 		p = p[n:]
@@ -317,10 +292,10 @@ func (t *teeFD) write(p []byte) {
 
 // writeState replaces the state file of the attempt whose files start with
 // base, atomically.
-func writeState(base string, st shimState) error {
-	if os.Args[0] == shimArg0 {
+func WriteState(base string, st State) error {
+	if os.Args[0] == Arg0 {
 		st.ShimPid = os.Getpid()
-		st.ShimStart = pidStartTime(st.ShimPid)
+		st.ShimStart = PidStartTime(st.ShimPid)
 	}
 	b, err := json.Marshal(st)
 	if err != nil {
@@ -337,7 +312,7 @@ func writeState(base string, st shimState) error {
 }
 
 // readState reads an attempt's state file; nil when there is none.
-func readState(base string) (*shimState, error) {
+func ReadState(base string) (*State, error) {
 	b, err := os.ReadFile(base + ".state")
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -345,7 +320,7 @@ func readState(base string) (*shimState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read shim state: %w", err)
 	}
-	var st shimState
+	var st State
 	if err := json.Unmarshal(b, &st); err != nil {
 		return nil, fmt.Errorf("parse shim state %s: %w", base, err)
 	}
@@ -353,7 +328,7 @@ func readState(base string) (*shimState, error) {
 }
 
 // pidStartTime is field 22 of /proc/<pid>/stat (0 when gone).
-func pidStartTime(pid int) uint64 {
+func PidStartTime(pid int) uint64 {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0
@@ -373,20 +348,46 @@ func pidStartTime(pid int) uint64 {
 
 // sameProcess reports whether pid still is the process that started at
 // start (a PID is reused once its process is reaped).
-func sameProcess(pid int, start uint64) bool {
-	return pid > 0 && start != 0 && pidStartTime(pid) == start
+func SameProcess(pid int, start uint64) bool {
+	return pid > 0 && start != 0 && PidStartTime(pid) == start
 }
 
-func parseEnviron(env []string) []envVar {
-	out := make([]envVar, 0, len(env))
+// DefaultPath is the PATH a container gets when it sets none.
+const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// pathOf is the PATH of an environment ("K=V" entries), DefaultPath when
+// it sets none.
+func pathOf(env []string) string {
+	path := DefaultPath
 	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		out = append(out, envVar{k, v})
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
 	}
-	return out
+	return path
 }
 
-// attemptBase is the common prefix of attempt n's files.
-func (p *pod) attemptBase(container string, n int) string {
-	return filepath.Join(p.dir, container+"."+strconv.Itoa(n))
+// LookPath finds file with the container's PATH, as execvp would; a name
+// with a slash is taken relative to workDir.
+func LookPath(file, path, workDir string) (string, error) {
+	if strings.Contains(file, "/") {
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(workDir, file)
+		}
+		st, err := os.Stat(file)
+		if err != nil {
+			return "", errors.New("no such file or directory")
+		}
+		if st.IsDir() || st.Mode()&0o111 == 0 {
+			return "", errors.New("permission denied")
+		}
+		return file, nil
+	}
+	for _, dir := range filepath.SplitList(path) {
+		cand := filepath.Join(dir, file)
+		if st, err := os.Stat(cand); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return cand, nil
+		}
+	}
+	return "", errors.New("executable file not found in $PATH")
 }
