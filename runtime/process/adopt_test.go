@@ -54,7 +54,7 @@ func TestReadRecordLock(t *testing.T) {
 	if err := shim.WriteState(base, shim.State{Phase: shim.PhaseRunning, Pid: 1}); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.OpenFile(base+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.Open(base + ".shim")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +68,13 @@ func TestReadRecordLock(t *testing.T) {
 	f.Close()
 	if rec, _ := readRecord(base); rec.shimAlive || classifyAttempt(rec) != fateLost {
 		t.Fatalf("released: %+v, want a lost attempt", rec)
+	}
+	// A state torn by a crash while it was rewritten reads as starting.
+	if err := os.WriteFile(base+".state", []byte(`{"phase":"exi`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := readRecord(base); err != nil || rec.state.Phase != shim.PhaseStarting || classifyAttempt(rec) != fateLost {
+		t.Fatalf("torn: %+v, %v; want a lost attempt", rec, err)
 	}
 }
 

@@ -50,7 +50,7 @@ func (s *shimRef) termByDefault() bool {
 func (s *shimRef) waitUnlocked(exited chan<- struct{}) {
 	go func() {
 		defer close(exited)
-		f, err := os.OpenFile(s.base+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+		f, err := os.Open(s.base + ".shim")
 		if err != nil {
 			return
 		}
@@ -66,7 +66,7 @@ func (s *shimRef) waitUnlocked(exited chan<- struct{}) {
 
 // lockHeld reports whether a shim holds the attempt's lock (it runs).
 func lockHeld(base string) bool {
-	f, err := os.OpenFile(base+".lock", os.O_RDWR, 0)
+	f, err := os.Open(base + ".shim")
 	if err != nil {
 		return false
 	}
@@ -112,12 +112,9 @@ func (p *pod) startShim(c *ctr, n int, argv []string, env []envVar, workDir stri
 		return fail(err)
 	}
 	// The spec holds the container's environment (Secrets' values too).
-	if err := os.WriteFile(base+".shim", b, 0o600); err != nil {
-		return fail(fmt.Errorf("write shim spec: %w", err))
-	}
-	lock, err := os.OpenFile(base+".lock", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	lock, err := os.OpenFile(base+".shim", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return fail(fmt.Errorf("create shim lock: %w", err))
+		return fail(fmt.Errorf("write shim spec: %w", err))
 	}
 	defer lock.Close()
 	// Taken before the shim exists and handed down to it: from now on the
@@ -125,6 +122,9 @@ func (p *pod) startShim(c *ctr, n int, argv []string, env []envVar, workDir stri
 	// the container.
 	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		return fail(fmt.Errorf("lock attempt %s: %w", base, err))
+	}
+	if _, err := lock.Write(b); err != nil {
+		return fail(fmt.Errorf("write shim spec: %w", err))
 	}
 	pipes, err := newShimPipes()
 	if err != nil {

@@ -15,15 +15,18 @@
 // records how it ended in the attempt's state file, then exits. The
 // container's parent-death signal ties it to its shim, not to the agent.
 //
-// Each attempt n of container c leaves these files in the pod's directory:
+// Each attempt n of container c leaves two files in the pod's directory
+// besides its log (c.n.log):
 //
 //	c.n.shim   the shim's spec, written by the agent before it starts the
-//	           shim (an attempt is on record before anything runs)
-//	c.n.lock   flock'ed by the agent, then by the shim through the open
-//	           file description it inherits: held exactly while a shim of
-//	           the attempt may still run the container
+//	           shim (an attempt is on record before anything runs), and
+//	           flock'ed by the agent, then by the shim through the open file
+//	           description it inherits: locked exactly while a shim of the
+//	           attempt may still run the container
 //	c.n.state  the shim's record: starting, running (pid, start time),
-//	           exited (exit code or signal, finishedAt) or a start error
+//	           exited (exit code or signal, finishedAt) or a start error;
+//	           rewritten in place (one inode per attempt), so a reader may
+//	           see it torn, which reads as "starting"
 //
 // A restarted agent classifies each container's last recorded attempt from
 // these (runtime/process classifyAttempt) and adopts live shims, reports recorded ends, and
@@ -37,6 +40,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,7 +55,7 @@ const Arg0 = "batchlet-shim"
 
 // File descriptors a shim inherits besides stdin (the container's).
 const (
-	LockFD   = 3 // the attempt's lock, held for the shim's life
+	LockFD   = 3 // the attempt's spec file, locked for the shim's life
 	StatusFD = 4 // the start's outcome, then closed
 	TeeOutFD = 5 // copies of stdout for attach, while the agent reads
 	TeeErrFD = 6 // copies of stderr
@@ -105,20 +109,28 @@ func init() {
 	os.Exit(run(os.Args[1]))
 }
 
-// runShim is the shim's main: it returns its exit code.
+// run is the shim's main: it returns its exit code.
 func run(specPath string) int {
 	for fd := LockFD; fd <= TeeErrFD; fd++ {
 		syscall.CloseOnExec(fd) // the container inherits none of them
 	}
 	status := os.NewFile(StatusFD, "status")
-	base := strings.TrimSuffix(specPath, ".shim")
+	// The state file stays open: once the pod's directory is removed
+	// (the pod deleted), later records go nowhere instead of making files
+	// in a directory being removed.
+	state, err := openState(strings.TrimSuffix(specPath, ".shim"))
+	if err != nil {
+		fmt.Fprint(status, err.Error())
+		return 1
+	}
+	state.byShim = true
 	fail := func(err error) int {
-		_ = WriteState(base, State{Phase: PhaseExited, ExitCode: 128, StartError: err.Error(), FinishedAt: time.Now().UTC()})
+		_ = state.write(State{Phase: PhaseExited, ExitCode: 128, StartError: err.Error(), FinishedAt: time.Now().UTC()})
 		fmt.Fprint(status, err.Error())
 		status.Close()
 		return 1
 	}
-	b, err := os.ReadFile(specPath)
+	b, err := io.ReadAll(io.NewSectionReader(os.NewFile(LockFD, specPath), 0, 1<<30))
 	if err != nil {
 		return fail(fmt.Errorf("read shim spec: %w", err))
 	}
@@ -126,7 +138,7 @@ func run(specPath string) int {
 	if err := json.Unmarshal(b, &spec); err != nil {
 		return fail(fmt.Errorf("parse shim spec: %w", err))
 	}
-	if err := WriteState(base, State{Phase: PhaseStarting}); err != nil {
+	if err := state.write(State{Phase: PhaseStarting}); err != nil {
 		return fail(err)
 	}
 	sh, err := startShimmed(spec)
@@ -134,7 +146,7 @@ func run(specPath string) int {
 		return fail(err)
 	}
 	st := State{Phase: PhaseRunning, Pid: sh.pid, PidStart: sh.pidStart, StartedAt: time.Now().UTC()}
-	if err := WriteState(base, st); err != nil {
+	if err := state.write(st); err != nil {
 		// The container runs; an adopting agent counts it as lost.
 		fmt.Fprint(os.Stderr, err)
 	}
@@ -152,11 +164,45 @@ func run(specPath string) int {
 	if ws, ok := sh.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		st.Signal = int(ws.Signal())
 	}
-	if err := WriteState(base, st); err != nil {
+	if err := state.write(st); err != nil {
 		fmt.Fprint(os.Stderr, err)
 		return 1
 	}
 	return 0
+}
+
+// stateFile is an open state file; byShim: written by the shim itself.
+type stateFile struct {
+	f      *os.File
+	byShim bool
+}
+
+func openState(base string) (stateFile, error) {
+	f, err := os.OpenFile(base+".state", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return stateFile{}, fmt.Errorf("open shim state: %w", err)
+	}
+	return stateFile{f: f}, nil
+}
+
+// write rewrites the state in place (see ReadState); a shim stamps it with
+// its own pid and start time.
+func (s stateFile) write(st State) error {
+	if s.byShim {
+		st.ShimPid = os.Getpid()
+		st.ShimStart = PidStartTime(st.ShimPid)
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	if _, err := s.f.WriteAt(b, 0); err != nil {
+		return fmt.Errorf("write shim state: %w", err)
+	}
+	if err := s.f.Truncate(int64(len(b))); err != nil {
+		return fmt.Errorf("write shim state: %w", err)
+	}
+	return nil
 }
 
 // shimmed is the container a shim started.
@@ -290,28 +336,20 @@ func (t *teeFD) write(p []byte) {
 	}
 }
 
-// writeState replaces the state file of the attempt whose files start with
-// base, atomically.
+// WriteState writes the state file of the attempt whose files start with
+// base (what an agent records of a container it starts itself).
 func WriteState(base string, st State) error {
-	if os.Args[0] == Arg0 {
-		st.ShimPid = os.Getpid()
-		st.ShimStart = PidStartTime(st.ShimPid)
-	}
-	b, err := json.Marshal(st)
+	s, err := openState(base)
 	if err != nil {
 		return err
 	}
-	tmp := base + ".state.tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("write shim state: %w", err)
-	}
-	if err := os.Rename(tmp, base+".state"); err != nil {
-		return fmt.Errorf("write shim state: %w", err)
-	}
-	return nil
+	defer s.f.Close()
+	return s.write(st)
 }
 
-// readState reads an attempt's state file; nil when there is none.
+// ReadState reads an attempt's state file; nil when there is none. A state
+// that does not parse (read while being rewritten, or torn by a crash) is
+// "starting": the shim had begun, and how far it got is not known.
 func ReadState(base string) (*State, error) {
 	b, err := os.ReadFile(base + ".state")
 	if errors.Is(err, os.ErrNotExist) {
@@ -321,13 +359,13 @@ func ReadState(base string) (*State, error) {
 		return nil, fmt.Errorf("read shim state: %w", err)
 	}
 	var st State
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("parse shim state %s: %w", base, err)
+	if err := json.Unmarshal(b, &st); err != nil || st.Phase == "" {
+		return &State{Phase: PhaseStarting}, nil
 	}
 	return &st, nil
 }
 
-// pidStartTime is field 22 of /proc/<pid>/stat (0 when gone).
+// PidStartTime is field 22 of /proc/<pid>/stat (0 when gone).
 func PidStartTime(pid int) uint64 {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
@@ -346,7 +384,7 @@ func PidStartTime(pid int) uint64 {
 	return v
 }
 
-// sameProcess reports whether pid still is the process that started at
+// SameProcess reports whether pid still is the process that started at
 // start (a PID is reused once its process is reaped).
 func SameProcess(pid int, start uint64) bool {
 	return pid > 0 && start != 0 && PidStartTime(pid) == start
