@@ -237,3 +237,29 @@ func TestReapOrphans(t *testing.T) {
 	}
 	r.RemovePod("running")
 }
+
+// Without shims (a throwaway data dir) the agent starts containers itself,
+// recording each attempt as started so that a restarted agent counts it as
+// lost instead of running it again.
+func TestNoShims(t *testing.T) {
+	r, err := New(Config{RootDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler), NoShims: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := testPod("noshim", corev1.RestartPolicyNever, shC("main", "echo hi; exit 3"))
+	if err := r.StartPod(context.Background(), pod, fakeResolver{}); err != nil {
+		t.Fatal(err)
+	}
+	st := waitStatus(t, r, "noshim", "done", func(s runtime.PodStatus) bool { return s.Done })
+	if term := st.ContainerStatuses[0].State.Terminated; term == nil || term.ExitCode != 3 {
+		t.Fatalf("terminated %+v, want exit code 3", term)
+	}
+	if got := logs(t, r, "noshim", "main", runtime.LogOptions{}); got != "hi\n" {
+		t.Fatalf("log %q", got)
+	}
+	p, _ := r.get("noshim")
+	rec, err := readRecord(p.attemptBase("main", 0))
+	if err != nil || rec.spec || classifyAttempt(rec) != fateLost {
+		t.Fatalf("record %+v (%v), want an attempt on record as started, without a shim", rec, err)
+	}
+}

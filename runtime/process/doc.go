@@ -2,7 +2,8 @@
 //
 // Each pod gets a directory under the runtime's root dir (volumes, a private
 // /tmp, /etc/hosts, logs). Every container attempt is owned by a shim
-// (shim.go): the agent's own binary re-executed in a session of its own,
+// (runtime/shim; started in shimref.go): the agent's own binary
+// re-executed in a session of its own,
 // without a parent-death signal, so that containers outlive the agent. The
 // shim starts the container, writes its output to the CRI log file, waits
 // for it and records its end in the attempt's state file; a restarted
@@ -35,7 +36,9 @@
 // and the pod runs from its image (image.go, imagens.go): then the image is
 // pulled through runtime/image, the container's root is the image
 // (overlayfs or a copy) and runtime/containerinit finishes the start
-// inside it; those containers have no shim and die with the agent. A container without a command cannot start (StartError).
+// inside it; those containers have no shim and die with the agent, as all
+// do with Config.NoShims. A container without a command cannot start
+// (StartError).
 // Without a workingDir a container runs in its pod's scratch directory.
 // Memory and cpu limits are applied with cgroup v2 when it is writable.
 // A container whose spec asks for stdin reads a pipe that attach feeds
