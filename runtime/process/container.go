@@ -423,7 +423,7 @@ func (p *pod) launch(pr *proc, c *ctr, env []envVar) error {
 	if pr.ns {
 		ns := shim.NS{Hostname: p.hostname, HostsFile: p.hostsPath(),
 			TmpDir: filepath.Join(p.dir, "tmp"), Mounts: p.mounts(c)}
-		return shim.StartNamespaced(cmd, ns, resolve, nil, pr.exited)
+		return shim.StartNamespaced(cmdStarter(cmd), ns, resolve, nil, pr.exited)
 	}
 	if err := resolve(); err != nil {
 		return err
@@ -434,6 +434,14 @@ func (p *pod) launch(pr *proc, c *ctr, env []envVar) error {
 	}
 	go func() { _ = cmd.Wait(); close(pr.exited) }()
 	return nil
+}
+
+// cmdStarter starts and waits for cmd (see shim.StartNamespaced).
+func cmdStarter(cmd *exec.Cmd) shim.Starter {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	return shim.Starter{Attr: cmd.SysProcAttr, Start: cmd.Start, Wait: func() { _ = cmd.Wait() }}
 }
 
 // stdinSource is what a container process reads as stdin: the runtime's

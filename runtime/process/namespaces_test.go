@@ -198,7 +198,7 @@ func TestNamespacedStartJoinsCgroup(t *testing.T) {
 	cmd := &exec.Cmd{Path: "/bin/sh", Args: []string{"sh", "-c", "cat /proc/self/cgroup"}, Dir: "/", Stdout: &out,
 		SysProcAttr: &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(f.Fd())}}
 	exited := make(chan struct{})
-	if err := shim.StartNamespaced(cmd, shim.NS{Hostname: "cg", HostsFile: "/etc/hosts", TmpDir: t.TempDir()}, nil, nil, exited); err != nil {
+	if err := shim.StartNamespaced(cmdStarter(cmd), shim.NS{Hostname: "cg", HostsFile: "/etc/hosts", TmpDir: t.TempDir()}, nil, nil, exited); err != nil {
 		t.Fatal(err)
 	}
 	<-exited

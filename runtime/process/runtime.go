@@ -132,7 +132,7 @@ func New(cfg Config) (*Runtime, error) {
 func (r *Runtime) Namespaces() bool { return r.namespaces }
 
 // probeNamespaces checks that a container can start in its own
-// namespaces, as startNamespaced makes them, and that exec can join them.
+// namespaces, as shim.StartNamespaced makes them, and that exec can join them.
 func probeNamespaces() error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("not root")
@@ -147,7 +147,7 @@ func probeNamespaces() error {
 	cmd := &exec.Cmd{Path: "/bin/true", Args: []string{"true"}, Dir: "/", Stdout: &out, Stderr: &out}
 	exited := make(chan struct{})
 	ns := shim.NS{Hostname: "probe", HostsFile: "/etc/hosts", TmpDir: shim.HostTmp}
-	if err := shim.StartNamespaced(cmd, ns, nil, nil, exited); err != nil {
+	if err := shim.StartNamespaced(cmdStarter(cmd), ns, nil, nil, exited); err != nil {
 		return fmt.Errorf("namespaces: %w", err)
 	}
 	<-exited

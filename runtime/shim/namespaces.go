@@ -3,8 +3,6 @@ package shim
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	goruntime "runtime"
 	"strconv"
 	"strings"
@@ -46,15 +44,24 @@ type NS struct {
 	Mounts    []Mount `json:"mounts,omitempty"`
 }
 
-// StartNamespaced starts cmd as PID 1 of a new PID namespace, in new mount
-// and UTS namespaces set up as ns says, with no helper process: a thread of
-// its own unshares and mounts, then clones the container, which inherits
-// that thread's namespaces. resolve, when set, runs on that thread before
-// the start (to look the command up where the container sees its files).
-// onStart, when set, runs on that thread right after the start, before
-// the container can be reaped. That thread then waits for the container
-// and closes exited.
-func StartNamespaced(cmd *exec.Cmd, ns NS, resolve func() error, onStart func(), exited chan<- struct{}) error {
+// Starter starts a container's process with Attr and waits for it: an
+// exec.Cmd's Start and Wait, or the shim's own os.StartProcess.
+type Starter struct {
+	Attr  *syscall.SysProcAttr
+	Start func() error
+	Wait  func()
+}
+
+// StartNamespaced starts a container as PID 1 of a new PID namespace, in
+// new mount and UTS namespaces set up as ns says, with no helper process: a
+// thread of its own unshares and mounts, then clones the container, which
+// inherits that thread's namespaces. It completes s.Attr first (CLONE_NEWPID,
+// a session of its own, SIGKILL as parent-death signal). resolve, when set,
+// runs on that thread before the start (to look the command up where the
+// container sees its files). onStart, when set, runs on that thread right
+// after the start, before the container can be reaped. That thread then
+// waits for the container and closes exited.
+func StartNamespaced(s Starter, ns NS, resolve func() error, onStart func(), exited chan<- struct{}) error {
 	started := make(chan error, 1)
 	OnThreadOfItsOwn(func() {
 		if err := enterContainerNS(ns); err != nil {
@@ -67,15 +74,12 @@ func StartNamespaced(cmd *exec.Cmd, ns NS, resolve func() error, onStart func(),
 				return
 			}
 		}
-		if cmd.SysProcAttr == nil {
-			cmd.SysProcAttr = &syscall.SysProcAttr{}
-		}
-		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWPID
-		cmd.SysProcAttr.Setsid = true
+		s.Attr.Cloneflags |= syscall.CLONE_NEWPID
+		s.Attr.Setsid = true
 		// The kernel sends it when the creating thread ends: only once the
-		// container has been waited for, or when the agent dies.
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-		if err := cmd.Start(); err != nil {
+		// container has been waited for, or when its parent dies.
+		s.Attr.Pdeathsig = syscall.SIGKILL
+		if err := s.Start(); err != nil {
 			started <- err
 			return
 		}
@@ -83,7 +87,7 @@ func StartNamespaced(cmd *exec.Cmd, ns NS, resolve func() error, onStart func(),
 			onStart()
 		}
 		started <- nil
-		_ = cmd.Wait()
+		s.Wait()
 		close(exited)
 	})
 	return <-started
@@ -181,7 +185,7 @@ func makeMountPoint(src, target string) error {
 	if _, err := os.Stat(target); err == nil {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+	if err := os.MkdirAll(dirOf(target), 0o755); err != nil {
 		return fmt.Errorf("create mount point: %w", err)
 	}
 	f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE, 0o644)
@@ -227,4 +231,14 @@ func SigtermIsDefault(pid int) bool {
 		seen++
 	}
 	return seen == 2
+}
+
+// dirOf is filepath.Dir for the absolute, clean paths of mount points
+// (path/filepath would initialise late in the binary: see the package doc).
+func dirOf(path string) string {
+	i := strings.LastIndexByte(path, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return path[:i]
 }

@@ -3,7 +3,8 @@
 // the agent's own binary re-executed with argv[0] Arg0, recognised by this
 // package's init, which imports nothing but the standard library so that Go
 // runs it before the rest of the binary initialises (a shim costs one exec,
-// not the agent's start-up). It also holds what both the shim and the
+// not the agent's start-up: os/exec and path/filepath, which Go initialises
+// only after most of the binary's packages, are left out on purpose). It also holds what both the shim and the
 // runtime use: the container's namespaces, the CRI log writer, the attempt's
 // spec and state files.
 //
@@ -42,8 +43,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -160,9 +159,11 @@ func run(specPath string) int {
 	case <-t.C: // a background child holds the pipe
 	}
 	st.Phase, st.FinishedAt = PhaseExited, time.Now().UTC()
-	st.ExitCode = sh.cmd.ProcessState.ExitCode()
-	if ws, ok := sh.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		st.Signal = int(ws.Signal())
+	if sh.state != nil {
+		st.ExitCode = sh.state.ExitCode()
+		if ws, ok := sh.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			st.Signal = int(ws.Signal())
+		}
 	}
 	if err := state.write(st); err != nil {
 		fmt.Fprint(os.Stderr, err)
@@ -207,7 +208,10 @@ func (s stateFile) write(st State) error {
 
 // shimmed is the container a shim started.
 type shimmed struct {
-	cmd      *exec.Cmd
+	argv     []string
+	path     string
+	proc     *os.Process
+	state    *os.ProcessState
 	pid      int
 	pidStart uint64
 	exited   chan struct{}
@@ -224,13 +228,12 @@ func startShimmed(spec Spec) (*shimmed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
 	}
-	sh := &shimmed{exited: make(chan struct{}), drained: make(chan struct{})}
-	cmd := &exec.Cmd{Path: spec.Argv[0], Args: spec.Argv, Env: spec.Env, Dir: spec.WorkDir, Stdin: os.Stdin,
-		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}
+	sh := &shimmed{argv: spec.Argv, path: spec.Argv[0], exited: make(chan struct{}), drained: make(chan struct{})}
+	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if spec.CgroupDir != "" {
 		if cg, err := os.Open(spec.CgroupDir); err == nil {
 			defer cg.Close()
-			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(cg.Fd())
+			attr.UseCgroupFD, attr.CgroupFD = true, int(cg.Fd())
 		}
 	}
 	outR, outW, err := os.Pipe()
@@ -241,21 +244,26 @@ func startShimmed(spec Spec) (*shimmed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	sh.cmd = cmd
+	procAttr := &os.ProcAttr{Dir: spec.WorkDir, Env: dedupEnv(spec.Env), Files: []*os.File{os.Stdin, outW, errW}, Sys: attr}
+	s := Starter{Attr: attr,
+		Start: func() (err error) {
+			sh.proc, err = os.StartProcess(sh.path, sh.argv, procAttr)
+			return err
+		},
+		Wait: func() { sh.state, _ = sh.proc.Wait() }}
 	resolve := func() error {
-		path, err := LookPath(cmd.Args[0], pathOf(spec.Env), cmd.Dir)
+		path, err := LookPath(sh.argv[0], pathOf(spec.Env), spec.WorkDir)
 		if err != nil {
-			return fmt.Errorf("exec: %q: %w", cmd.Args[0], err)
+			return fmt.Errorf("exec: %q: %w", sh.argv[0], err)
 		}
-		cmd.Path = path
+		sh.path = path
 		return nil
 	}
-	onStart := func() { sh.pid, sh.pidStart = cmd.Process.Pid, PidStartTime(cmd.Process.Pid) }
+	onStart := func() { sh.pid, sh.pidStart = sh.proc.Pid, PidStartTime(sh.proc.Pid) }
 	if spec.Namespaces {
-		err = StartNamespaced(cmd, spec.NS, resolve, onStart, sh.exited)
+		err = StartNamespaced(s, spec.NS, resolve, onStart, sh.exited)
 	} else {
-		err = startPlain(cmd, resolve, onStart, sh.exited)
+		err = startPlain(s, resolve, onStart, sh.exited)
 	}
 	outW.Close()
 	errW.Close()
@@ -291,24 +299,41 @@ func startShimmed(spec Spec) (*shimmed, error) {
 	return sh, nil
 }
 
-// startPlain starts cmd as a process group of its own, waited for on a
-// thread that lives as long as it does (its parent-death signal fires when
-// the starting thread ends).
-func startPlain(cmd *exec.Cmd, resolve func() error, onStart func(), exited chan<- struct{}) error {
+// dedupEnv keeps the last of each variable, as os/exec does.
+func dedupEnv(env []string) []string {
+	seen := make(map[string]bool, len(env))
+	out := make([]string, len(env))
+	n := len(env)
+	for i := len(env) - 1; i >= 0; i-- {
+		k, _, _ := strings.Cut(env[i], "=")
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		n--
+		out[n] = env[i]
+	}
+	return out[n:]
+}
+
+// startPlain starts a process group of its own, waited for on a thread
+// that lives as long as it does (its parent-death signal fires when the
+// starting thread ends).
+func startPlain(s Starter, resolve func() error, onStart func(), exited chan<- struct{}) error {
 	started := make(chan error, 1)
 	OnThreadOfItsOwn(func() {
 		if err := resolve(); err != nil {
 			started <- err
 			return
 		}
-		cmd.SysProcAttr.Setpgid = true
-		if err := cmd.Start(); err != nil {
+		s.Attr.Setpgid = true
+		if err := s.Start(); err != nil {
 			started <- err
 			return
 		}
 		onStart()
 		started <- nil
-		_ = cmd.Wait()
+		s.Wait()
 		close(exited)
 	})
 	return <-started
@@ -409,8 +434,8 @@ func pathOf(env []string) string {
 // with a slash is taken relative to workDir.
 func LookPath(file, path, workDir string) (string, error) {
 	if strings.Contains(file, "/") {
-		if !filepath.IsAbs(file) {
-			file = filepath.Join(workDir, file)
+		if !strings.HasPrefix(file, "/") {
+			file = joinPath(workDir, file)
 		}
 		st, err := os.Stat(file)
 		if err != nil {
@@ -421,11 +446,22 @@ func LookPath(file, path, workDir string) (string, error) {
 		}
 		return file, nil
 	}
-	for _, dir := range filepath.SplitList(path) {
-		cand := filepath.Join(dir, file)
+	if path == "" {
+		return "", errors.New("executable file not found in $PATH")
+	}
+	for _, dir := range strings.Split(path, ":") {
+		cand := joinPath(dir, file)
 		if st, err := os.Stat(cand); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
 			return cand, nil
 		}
 	}
 	return "", errors.New("executable file not found in $PATH")
+}
+
+// joinPath joins a directory (empty: the working directory) and a name.
+func joinPath(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return strings.TrimSuffix(dir, "/") + "/" + name
 }
