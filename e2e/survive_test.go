@@ -154,12 +154,11 @@ func TestExitWhileServerDown(t *testing.T) {
 	uid := s.jsonpath("pod/three", "{.metadata.uid}")
 	s.kill9()
 	release(t, filepath.Join(markers, "release"))
-	s.start()
-	// The restarted server may already have seen it end: wait for the
-	// shim's record either way.
+	// The container ends, and its shim records it, while no server runs.
 	eventually(t, 60*time.Second, "the container's end recorded", func() bool {
 		return strings.Contains(s.attemptState(uid, "main"), `"phase":"exited"`)
 	})
+	s.start()
 	s.waitPhase("three", 60*time.Second, "Failed")
 	s.expectJSONPath(t, "pod/three", "{.status.containerStatuses[0].state.terminated.exitCode}|{.status.containerStatuses[0].state.terminated.reason}|{.status.containerStatuses[0].restartCount}",
 		"3|Error|0")
