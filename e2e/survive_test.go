@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -211,6 +212,62 @@ func TestSIGTERMKeepsPods(t *testing.T) {
 	s.waitPhase("kept", 60*time.Second, "Succeeded")
 	s.expectJSONPath(t, "pod/kept", "{.status.containerStatuses[0].restartCount}|{.status.containerStatuses[0].state.terminated.exitCode}", "0|0")
 	if got := s.kubectl("logs", "kept"); got != "before\ndone\n" {
+		t.Errorf("logs = %q", got)
+	}
+}
+
+// agentProc is a `batchlet agent` the test kills and restarts itself.
+type agentProc struct {
+	cmd *exec.Cmd
+	log *lockedBuffer
+}
+
+func runAgent(t *testing.T, s *server, node, rootDir string) *agentProc {
+	t.Helper()
+	a := &agentProc{log: &lockedBuffer{}}
+	a.cmd = exec.Command(binary, "agent", "--kubeconfig", s.kubeconfig, "--node-name", node,
+		"--root-dir", rootDir, "--runtime", "process", "--log-level", "info")
+	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
+	if err := a.cmd.Start(); err != nil {
+		t.Fatalf("start agent: %v", err)
+	}
+	t.Cleanup(func() {
+		if a.cmd.ProcessState == nil {
+			_ = a.cmd.Process.Kill()
+			_ = a.cmd.Wait()
+		}
+		killShims(rootDir)
+		if t.Failed() {
+			t.Logf("agent log:\n%s", a.log.String())
+		}
+	})
+	return a
+}
+
+// TestPodSurvivesAgentKill9: a pod on a `batchlet agent` node keeps running
+// across a kill -9 of the agent; the agent restarted on the same root dir
+// adopts it (same container, restartCount 0) and reports its exit code.
+func TestPodSurvivesAgentKill9(t *testing.T) {
+	s := startServer(t, "--no-agent")
+	rootDir, markers := t.TempDir(), t.TempDir()
+	a := runAgent(t, s, "worker-s", rootDir)
+	s.applyYAML(waiterPod("onworker", markers, "echo bye; exit 5"))
+	waitFile(t, filepath.Join(markers, "started"))
+	s.waitPhase("onworker", 60*time.Second, "Running")
+	before := s.jsonpath("pod/onworker", "{.spec.nodeName}|{.status.containerStatuses[0].containerID}|{.status.containerStatuses[0].state.running.startedAt}")
+	_ = a.cmd.Process.Kill()
+	_ = a.cmd.Wait()
+	a2 := runAgent(t, s, "worker-s", rootDir)
+	eventually(t, 60*time.Second, "the restarted agent adopts the pod", func() bool {
+		return strings.Contains(a2.log.String(), "adopted the containers of an earlier agent")
+	})
+	if got := s.jsonpath("pod/onworker", "{.spec.nodeName}|{.status.containerStatuses[0].containerID}|{.status.containerStatuses[0].state.running.startedAt}"); got != before {
+		t.Errorf("after the restart %s, want %s", got, before)
+	}
+	release(t, filepath.Join(markers, "release"))
+	s.waitPhase("onworker", 60*time.Second, "Failed")
+	s.expectJSONPath(t, "pod/onworker", "{.status.containerStatuses[0].state.terminated.exitCode}|{.status.containerStatuses[0].restartCount}", "5|0")
+	if got := s.kubectl("logs", "onworker"); got != "before\nbye\n" {
 		t.Errorf("logs = %q", got)
 	}
 }
