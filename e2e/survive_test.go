@@ -178,9 +178,9 @@ func TestExitWhileServerDown(t *testing.T) {
 }
 
 // TestSIGTERMKeepsPods: SIGTERM stops the server but not its pods (the
-// default --on-shutdown=keep); a server started again on the data dir
-// adopts the pod: still Running with the same container ID and start, exec
-// enters it, and it ends as it would have.
+// default --on-shutdown=keep); a new binary (an upgrade: another file)
+// started on the data dir adopts the pod: still Running with the same
+// container ID and start, exec enters it, and it ends as it would have.
 func TestSIGTERMKeepsPods(t *testing.T) {
 	s := startServer(t)
 	markers := t.TempDir()
@@ -196,6 +196,10 @@ func TestSIGTERMKeepsPods(t *testing.T) {
 	}
 	if err := syscall.Kill(pid, 0); err != nil {
 		t.Fatalf("container process %d gone after SIGTERM of the server: %v", pid, err)
+	}
+	s.bin = filepath.Join(t.TempDir(), "batchlet-upgraded")
+	if err := copyFile(binary, s.bin); err != nil {
+		t.Fatal(err)
 	}
 	s.start()
 	eventually(t, 60*time.Second, "kept adopted and Running", func() bool {
@@ -270,4 +274,12 @@ func TestPodSurvivesAgentKill9(t *testing.T) {
 	if got := s.kubectl("logs", "onworker"); got != "before\nbye\n" {
 		t.Errorf("logs = %q", got)
 	}
+}
+
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o755)
 }
