@@ -144,11 +144,13 @@ func (r *Runtime) Adopt(ctx context.Context, apiPod *corev1.Pod, res runtime.Res
 	if _, ok := r.get(apiPod.UID); ok {
 		return runtime.Adoption{Adopted: true}, nil
 	}
-	p := newPod(r, apiPod.DeepCopy(), res)
-	last, err := recordedAttempts(p.dir)
+	// Every new pod comes here: one ReadDir of a directory that does not
+	// exist yet is all it costs.
+	last, err := recordedAttempts(r.podDir(apiPod.UID))
 	if err != nil || len(last) == 0 {
 		return runtime.Adoption{}, err
 	}
+	p := newPod(r, apiPod.DeepCopy(), res)
 	adopt, lost := false, false
 	for _, c := range append(append([]*ctr{}, p.init...), p.ctrs...) {
 		n, ok := last[c.spec.Name]
