@@ -13,8 +13,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/batchlet/batchlet/runtime/shim"
 	"golang.org/x/sys/unix"
+
+	"github.com/batchlet/batchlet/runtime/shim"
 )
 
 // shimRef is the agent's handle on the shim of one attempt.
