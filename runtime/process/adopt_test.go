@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/batchlet/batchlet/runtime"
@@ -262,4 +263,44 @@ func TestNoShims(t *testing.T) {
 	if err != nil || rec.spec || classifyAttempt(rec) != fateLost {
 		t.Fatalf("record %+v (%v), want an attempt on record as started, without a shim", rec, err)
 	}
+}
+
+// A container that failed while no agent ran is restarted by the adopting
+// runtime as its restartPolicy says, with the recorded end as its last
+// state.
+func TestAdoptExitedThenRestarts(t *testing.T) {
+	r, _ := newTestRuntime(t, nil)
+	pod := testPod("adopt4", corev1.RestartPolicyOnFailure, shC("main", "echo second run; sleep 30"))
+	p := newPod(r, pod, fakeResolver{})
+	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := p.attemptBase("main", 0)
+	started := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := os.WriteFile(base+".shim", []byte(`{"argv":["sh","-c","exit 3"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := shim.WriteState(base, shim.State{Phase: shim.PhaseExited, ExitCode: 3, StartedAt: started, FinishedAt: started.Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	apiPod := pod.DeepCopy()
+	apiPod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main", Image: "busybox", ContainerID: containerID(p, p.ctrs[0], 0),
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(started)}}}}
+	ad, err := r.Adopt(context.Background(), apiPod, fakeResolver{})
+	if err != nil || !ad.Adopted {
+		t.Fatalf("Adopt = %+v, %v", ad, err)
+	}
+	defer r.RemovePod("adopt4")
+	st := waitStatus(t, r, "adopt4", "second attempt running", func(s runtime.PodStatus) bool {
+		return s.ContainerStatuses[0].State.Running != nil && s.ContainerStatuses[0].RestartCount == 1
+	})
+	last := st.ContainerStatuses[0].LastTerminationState.Terminated
+	if last == nil || last.ExitCode != 3 || last.Reason != "Error" || !last.FinishedAt.Time.Equal(started.Add(time.Minute)) {
+		t.Fatalf("lastState %+v, want the recorded exit code 3 and end", last)
+	}
+	waitStatus(t, r, "adopt4", "second run logged", func(runtime.PodStatus) bool {
+		var b strings.Builder
+		_ = r.Logs(context.Background(), "adopt4", "main", runtime.LogOptions{}, &b)
+		return b.String() == "second run\n"
+	})
 }
