@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -43,9 +44,15 @@ func (f *fieldManagers) get(res *registry.Resource, sub string) (*managedfields.
 	gvk := res.GVK()
 	var m *managedfields.FieldManager
 	var err error
-	if res.GVR.Group == "jobset.x-k8s.io" {
-		// The jobset module ships no structural schema: deduce types from
-		// the objects, as for a CRD without one.
+	if res.CustomResource {
+		// No structural type information yet: deduced from the objects,
+		// which are unstructured and converted between versions by
+		// rewriting apiVersion (conversion strategy None).
+		m, err = managedfields.NewDefaultCRDFieldManager(managedfields.NewDeducedTypeConverter(), unstructuredConverter{}, f.scheme, unstructuredConverter{}, gvk, gvk.GroupVersion(), sub, nil)
+	} else if res.GVR.Group == "jobset.x-k8s.io" || res.GVR.Group == apiextensionsv1.GroupName {
+		// The jobset module ships no structural schema, and client-go's
+		// schema has no apiextensions types: deduce types from the
+		// objects, as for a CRD without a schema.
 		m, err = managedfields.NewDefaultCRDFieldManager(managedfields.NewDeducedTypeConverter(), f.scheme, f.scheme, f.scheme, gvk, gvk.GroupVersion(), sub, nil)
 	} else {
 		if f.builtin == nil {
@@ -76,6 +83,12 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, info reques
 	r = r.WithContext(context.WithValue(r.Context(), ctxFieldManager, ""))
 	applied, err := s.readApplied(r, res.GVK(), info.Name)
 	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	// A custom resource's configuration loses the fields its schema does
+	// not declare before it is applied, so no one owns them.
+	if err := pruneRaw(w, res, applied.Object, q.Get("fieldValidation")); err != nil {
 		s.writeError(w, err)
 		return
 	}
@@ -169,6 +182,9 @@ func (s *Server) typed(res *registry.Resource, obj runtime.Object) (runtime.Obje
 		return obj, nil
 	}
 	out := res.New()
+	if res.PruneRaw != nil {
+		res.PruneRaw(u.Object)
+	}
 	if res.DefaultRaw != nil {
 		res.DefaultRaw(u.Object)
 	}
@@ -177,6 +193,44 @@ func (s *Server) typed(res *registry.Resource, obj runtime.Object) (runtime.Obje
 	}
 	out.GetObjectKind().SetGroupVersionKind(res.GVK())
 	return out, nil
+}
+
+// unstructuredConverter creates and converts custom resources, which are
+// unstructured and change version by changing apiVersion alone.
+type unstructuredConverter struct{}
+
+func (unstructuredConverter) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
+
+func (unstructuredConverter) Convert(in, out, _ interface{}) error {
+	src, ok1 := in.(*unstructured.Unstructured)
+	dst, ok2 := out.(*unstructured.Unstructured)
+	if !ok1 || !ok2 {
+		return fmt.Errorf("cannot convert %T to %T", in, out)
+	}
+	dst.Object = src.DeepCopy().Object
+	return nil
+}
+
+func (unstructuredConverter) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
+	u, ok := in.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("cannot convert %T", in)
+	}
+	gvk, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{u.GroupVersionKind()})
+	if !ok {
+		return nil, fmt.Errorf("cannot convert %s to %v", u.GroupVersionKind(), target)
+	}
+	out := u.DeepCopy()
+	out.SetGroupVersionKind(gvk)
+	return out, nil
+}
+
+func (unstructuredConverter) ConvertFieldLabel(_ schema.GroupVersionKind, label, value string) (string, string, error) {
+	return label, value, nil
 }
 
 // withFieldManager carries a request's fieldManager to the write path.

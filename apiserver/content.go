@@ -232,16 +232,21 @@ func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, data []byte,
 	if tm.Kind != "" && tm.Kind != gvk.Kind {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the object kind %q does not match the expected kind %q", tm.Kind, gvk.Version, gvk.Kind, tm.Kind, gvk.Kind))
 	}
-	if res := s.resourceForKind(gvk); res != nil && res.DefaultRaw != nil {
+	validation := r.URL.Query().Get("fieldValidation")
+	if res := s.resourceForKind(gvk); res != nil && (res.DefaultRaw != nil || res.PruneRaw != nil) {
 		var raw map[string]interface{}
 		if err := json.Unmarshal(data, &raw); err == nil && raw != nil {
-			res.DefaultRaw(raw)
+			if err := pruneRaw(w, res, raw, validation); err != nil {
+				return err
+			}
+			if res.DefaultRaw != nil {
+				res.DefaultRaw(raw)
+			}
 			if d, err := json.Marshal(raw); err == nil {
 				data = d
 			}
 		}
 	}
-	validation := r.URL.Query().Get("fieldValidation")
 	ser := sjson.NewSerializerWithOptions(sjson.DefaultMetaFactory, s.scheme, s.scheme, sjson.SerializerOptions{Strict: validation != "Ignore"})
 	def := gvk
 	_, _, err := ser.Decode(data, &def, into)
@@ -259,6 +264,31 @@ func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, data []byte,
 		}
 	}
 	into.GetObjectKind().SetGroupVersionKind(gvk)
+	return nil
+}
+
+// pruneRaw drops the fields a custom resource's schema does not declare:
+// with fieldValidation=Strict they are an error, with Ignore silent, and
+// otherwise a warning each, in upstream's words.
+func pruneRaw(w http.ResponseWriter, res *registry.Resource, raw map[string]interface{}, validation string) error {
+	if res.PruneRaw == nil {
+		return nil
+	}
+	paths := res.PruneRaw(raw)
+	if len(paths) == 0 || validation == "Ignore" {
+		return nil
+	}
+	errs := make([]error, 0, len(paths))
+	for _, p := range paths {
+		errs = append(errs, fmt.Errorf("unknown field %q", p))
+	}
+	if validation == "Strict" {
+		gvk := res.GVK()
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, runtime.NewStrictDecodingError(errs)))
+	}
+	for _, e := range errs {
+		w.Header().Add("Warning", fmt.Sprintf("299 - %q", e.Error()))
+	}
 	return nil
 }
 
@@ -317,6 +347,11 @@ func partialMetadata(obj runtime.Object) *metav1.PartialObjectMetadata {
 	if oma, ok := obj.(metav1.ObjectMetaAccessor); ok {
 		if om, ok := oma.GetObjectMeta().(*metav1.ObjectMeta); ok {
 			pm.ObjectMeta = *om
+		}
+	} else if u, ok := obj.(runtime.Unstructured); ok {
+		// Custom resources: the metadata map converted.
+		if md, ok := u.UnstructuredContent()["metadata"].(map[string]interface{}); ok {
+			_ = runtime.DefaultUnstructuredConverter.FromUnstructured(md, &pm.ObjectMeta)
 		}
 	}
 	return pm

@@ -115,6 +115,9 @@ func (s *Server) deleteObject(ctx context.Context, res *registry.Resource, names
 			}
 			return out, false, err
 		}
+		if res.PrepareForDelete != nil {
+			res.PrepareForDelete(obj)
+		}
 		pending := s.markDeleting(res, obj, opts)
 		if len(opts.DryRun) > 0 {
 			return obj, !pending, nil

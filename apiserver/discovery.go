@@ -3,6 +3,7 @@ package apiserver
 import (
 	"net/http"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -23,18 +24,56 @@ func (s *Server) serveVersion(w http.ResponseWriter) {
 // that the eviction subresource exists.
 var extraGroups = []string{}
 
-// groupVersions returns the served API group versions (core excluded).
-func (s *Server) groupVersions() []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, r := range s.ordered {
-		gv := r.GroupVersion().String()
-		if r.GVR.Group != "" && !seen[gv] {
-			seen[gv] = true
-			out = append(out, gv)
+// apiGroups returns the served API groups (core excluded) in discovery
+// order, each with its versions, the preferred (highest by Kubernetes'
+// version ordering, as for CRDs upstream) first.
+func (s *Server) apiGroups() []metav1.APIGroup {
+	var order []string
+	versions := map[string][]string{}
+	add := func(gv string) {
+		group, ver, _ := strings.Cut(gv, "/")
+		if _, ok := versions[group]; !ok {
+			order = append(order, group)
+		}
+		if !slices.Contains(versions[group], ver) {
+			versions[group] = append(versions[group], ver)
 		}
 	}
-	return append(out, extraGroups...)
+	for _, r := range s.served.list() {
+		if r.GVR.Group != "" {
+			add(r.GroupVersion().String())
+		}
+	}
+	for _, gv := range extraGroups {
+		add(gv)
+	}
+	out := make([]metav1.APIGroup, 0, len(order))
+	for _, group := range order {
+		vs := versions[group]
+		sort.SliceStable(vs, func(i, j int) bool { return version.CompareKubeAwareVersionStrings(vs[i], vs[j]) > 0 })
+		g := metav1.APIGroup{Name: group}
+		for _, v := range vs {
+			g.Versions = append(g.Versions, metav1.GroupVersionForDiscovery{GroupVersion: group + "/" + v, Version: v})
+		}
+		g.PreferredVersion = g.Versions[0]
+		out = append(out, g)
+	}
+	return out
+}
+
+// servesGroupVersion says whether group/ver is served.
+func (s *Server) servesGroupVersion(group, ver string) bool {
+	for _, g := range s.apiGroups() {
+		if g.Name != group {
+			continue
+		}
+		for _, v := range g.Versions {
+			if v.Version == ver {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // serveDiscovery answers /api, /apis and their group/version documents.
@@ -55,14 +94,11 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 		writeJSON(w, http.StatusOK, s.resourceList("", "v1"))
 	case path == "/apis":
 		list := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
-		for _, gv := range s.groupVersions() {
-			list.Groups = append(list.Groups, apiGroup(gv))
-		}
+		list.Groups = s.apiGroups()
 		writeJSON(w, http.StatusOK, list)
 	case len(parts) == 2 && parts[0] == "apis":
-		for _, gv := range s.groupVersions() {
-			if strings.HasPrefix(gv, parts[1]+"/") {
-				g := apiGroup(gv)
+		for _, g := range s.apiGroups() {
+			if g.Name == parts[1] {
 				g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
 				writeJSON(w, http.StatusOK, &g)
 				return true
@@ -70,23 +106,15 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 		}
 		return false
 	case len(parts) == 3 && parts[0] == "apis":
-		for _, gv := range s.groupVersions() {
-			if gv == parts[1]+"/"+parts[2] {
-				writeJSON(w, http.StatusOK, s.resourceList(parts[1], parts[2]))
-				return true
-			}
+		if s.servesGroupVersion(parts[1], parts[2]) {
+			writeJSON(w, http.StatusOK, s.resourceList(parts[1], parts[2]))
+			return true
 		}
 		return false
 	default:
 		return false
 	}
 	return true
-}
-
-func apiGroup(gv string) metav1.APIGroup {
-	group, ver, _ := strings.Cut(gv, "/")
-	v := metav1.GroupVersionForDiscovery{GroupVersion: gv, Version: ver}
-	return metav1.APIGroup{Name: group, Versions: []metav1.GroupVersionForDiscovery{v}, PreferredVersion: v}
 }
 
 // resourceList is the APIResourceList of one group version, subresources
@@ -99,7 +127,7 @@ func (s *Server) resourceList(group, ver string) *metav1.APIResourceList {
 	list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv,
 		APIResources: []metav1.APIResource{}}
 	var res []*registry.Resource
-	for _, r := range s.ordered {
+	for _, r := range s.served.list() {
 		if r.GVR.Group == group && r.GVR.Version == ver {
 			res = append(res, r)
 		}

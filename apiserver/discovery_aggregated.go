@@ -28,26 +28,22 @@ func wantsAggregated(r *http.Request) bool {
 // serveAggregated answers /api (core) or /apis (groups) in one document.
 func (s *Server) serveAggregated(w http.ResponseWriter, core bool) {
 	list := &apidiscoveryv2.APIGroupDiscoveryList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupDiscoveryList", APIVersion: "apidiscovery.k8s.io/v2"}}
-	var gvs []string
-	if core {
-		gvs = []string{"v1"}
-	} else {
-		gvs = s.groupVersions()
+	groups := []metav1.APIGroup{{Versions: []metav1.GroupVersionForDiscovery{{GroupVersion: "v1", Version: "v1"}}}}
+	if !core {
+		groups = s.apiGroups()
 	}
-	for _, gv := range gvs {
-		group, version, ok := strings.Cut(gv, "/")
-		if !ok {
-			group, version = "", gv
-		}
-		g := apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: group}}
-		v := apidiscoveryv2.APIVersionDiscovery{Version: version, Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent, Resources: []apidiscoveryv2.APIResourceDiscovery{}}
-		for _, r := range s.resourceList(group, version).APIResources {
-			if strings.Contains(r.Name, "/") {
-				continue
+	for _, ag := range groups {
+		g := apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: ag.Name}}
+		for _, gv := range ag.Versions {
+			v := apidiscoveryv2.APIVersionDiscovery{Version: gv.Version, Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent, Resources: []apidiscoveryv2.APIResourceDiscovery{}}
+			for _, r := range s.resourceList(ag.Name, gv.Version).APIResources {
+				if strings.Contains(r.Name, "/") {
+					continue
+				}
+				v.Resources = append(v.Resources, s.aggregatedResource(ag.Name, gv.Version, r))
 			}
-			v.Resources = append(v.Resources, s.aggregatedResource(group, version, r))
+			g.Versions = append(g.Versions, v)
 		}
-		g.Versions = []apidiscoveryv2.APIVersionDiscovery{v}
 		list.Items = append(list.Items, g)
 	}
 	data, err := json.Marshal(list)

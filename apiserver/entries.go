@@ -26,7 +26,7 @@ type storedEntry struct {
 // entry returns the cached entry of a stored version. obj, when not nil, is
 // kv already decoded (saving a decode on a miss); it is only read.
 func (s *Server) entry(res *registry.Resource, kv storage.KeyValue, obj runtime.Object) (*storedEntry, error) {
-	return s.entCache.get(objKey{res.GVR.Group, kv.Key}, kv.ModRevision, func() (*storedEntry, error) {
+	return s.entCache.get(objKey{viewOf(res), kv.Key}, kv.ModRevision, func() (*storedEntry, error) {
 		if obj == nil {
 			var err error
 			if obj, err = decodeKV(res, kv); err != nil {
@@ -42,13 +42,17 @@ func (s *Server) entry(res *registry.Resource, kv storage.KeyValue, obj runtime.
 }
 
 // cacheKey separates views of one store (core and events.k8s.io events).
-func cacheKey(res *registry.Resource, key string) string { return res.GVR.Group + "|" + key }
+func cacheKey(res *registry.Resource, key string) string { return viewOf(res) + "|" + key }
+
+// viewOf names one resource's view of a store: its group and version
+// (a CRD's versions share a store and differ in apiVersion).
+func viewOf(res *registry.Resource) string { return res.GVR.Group + "/" + res.GVR.Version }
 
 // itemPrefix is the leading `{"kind":...,"apiVersion":...,` of the served
 // form of res's objects, which built-in lists leave out of their items
 // (custom resources keep it, being unstructured upstream); nil keeps all.
 func itemPrefix(res *registry.Resource) []byte {
-	if res.GVR.Group == "jobset.x-k8s.io" {
+	if res.GVR.Group == "jobset.x-k8s.io" || res.CustomResource {
 		return nil
 	}
 	gvk := res.GVK()
@@ -68,7 +72,7 @@ func writeListItem(w *bufio.Writer, prefix, data []byte) {
 // cachedEntry returns the cached entry of the version rev of the object
 // stored under key, or nil when the cache does not hold that version.
 func (s *Server) cachedEntry(res *registry.Resource, key []byte, rev int64) *storedEntry {
-	ent, _ := s.entCache.peek(res.GVR.Group, key, rev)
+	ent, _ := s.entCache.peek(viewOf(res), key, rev)
 	return ent
 }
 

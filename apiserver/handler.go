@@ -95,7 +95,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveOptional(w, r, s.cfg.OpenAPIV2)
 		return
 	case path == "/openapi/v3" || strings.HasPrefix(path, "/openapi/v3/"):
-		s.serveOptional(w, r, s.cfg.OpenAPIV3)
+		s.serveOpenAPIV3(w, r)
 		return
 	}
 	if s.serveDiscovery(w, r) {
@@ -114,6 +114,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(rec, err)
 	} else {
 		s.serveResource(rec, r.WithContext(withFieldManager(r.Context(), r)), info)
+	}
+	if info.Res != nil && info.Res.GVR == crdGVR && isWriteVerb(info.Verb) && rec.code < 300 {
+		s.syncCRDs(r.Context()) // names, conditions and serving follow at once
 	}
 	took := s.clock.Since(start)
 	s.metrics.observe(info.Verb, info.Group, info.Version, info.Resource, info.Subresource, rec.code, took)

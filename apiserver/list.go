@@ -217,6 +217,9 @@ type listWriter struct {
 }
 
 func newListWriter(res *registry.Resource, lm metav1.ListMeta) (*listWriter, error) {
+	if res.CustomResource {
+		return customListWriter(res, lm)
+	}
 	list := res.NewList()
 	list.GetObjectKind().SetGroupVersionKind(res.GroupVersion().WithKind(res.Kind + "List"))
 	if err := meta.SetList(list, []runtime.Object{}); err != nil {
@@ -236,6 +239,21 @@ func newListWriter(res *registry.Resource, lm metav1.ListMeta) (*listWriter, err
 	const emptyItems = `"items":[]}`
 	if !bytes.HasSuffix(env, []byte(emptyItems)) {
 		return nil, fmt.Errorf("unexpected %s list encoding", res.Kind)
+	}
+	return &listWriter{env: env[:len(env)-2], prefix: itemPrefix(res)}, nil
+}
+
+// customListWriter is newListWriter for custom resources, whose
+// unstructured list encodes its fields in sorted order, items not last.
+func customListWriter(res *registry.Resource, lm metav1.ListMeta) (*listWriter, error) {
+	env, err := json.Marshal(struct {
+		APIVersion string          `json:"apiVersion"`
+		Kind       string          `json:"kind"`
+		Metadata   metav1.ListMeta `json:"metadata"`
+		Items      []struct{}      `json:"items"`
+	}{res.GroupVersion().String(), res.Kind + "List", lm, []struct{}{}})
+	if err != nil {
+		return nil, err
 	}
 	return &listWriter{env: env[:len(env)-2], prefix: itemPrefix(res)}, nil
 }

@@ -82,7 +82,7 @@ func (w *discardResponseWriter) Write(p []byte) (int, error) { w.n += len(p); re
 // (reading the body into a fresh buffer as DoRaw does, and streaming it).
 func BenchmarkListPods(b *testing.B) {
 	srv := listBenchServer(b)
-	res := srv.resources[schema.GroupVersionResource{Version: "v1", Resource: "pods"}]
+	res := srv.served.get(schema.GroupVersionResource{Version: "v1", Resource: "pods"})
 	ctx := context.Background()
 	b.Run("store", func(b *testing.B) {
 		for b.Loop() {

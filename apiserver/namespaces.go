@@ -123,7 +123,7 @@ func (s *Server) syncTerminatingNamespaces(ctx context.Context) {
 func (s *Server) finishNamespace(ctx context.Context, name string) error {
 	remaining := 0
 	bg := metav1.DeletePropagationBackground
-	for _, res := range s.ordered {
+	for _, res := range s.served.list() {
 		if !res.Namespaced || res.StorageResource != "" {
 			continue
 		}

@@ -75,6 +75,11 @@ func decodeStored(r *registry.Resource, value []byte, rev int64) (runtime.Object
 	if r.FromStorage != nil {
 		obj = r.FromStorage(obj)
 	}
+	if u, ok := obj.(runtime.Unstructured); ok && r.DefaultRaw != nil {
+		// Custom resources are defaulted when read too, as upstream does:
+		// a default added to the schema later shows on older objects.
+		r.DefaultRaw(u.UnstructuredContent())
+	}
 	obj.GetObjectKind().SetGroupVersionKind(r.GVK())
 	m, err := meta.Accessor(obj)
 	if err != nil {

@@ -27,6 +27,12 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info reques
 		s.handleApply(w, r, info, mode)
 		return
 	case types.StrategicMergePatchType:
+		if res.CustomResource {
+			s.writeError(w, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", res.GroupResource(), info.Name,
+				fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s",
+					types.JSONPatchType, types.MergePatchType, types.ApplyPatchType), 0, false))
+			return
+		}
 		if res.GVR.Group == "jobset.x-k8s.io" {
 			s.writeError(w, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", res.GroupResource(), info.Name,
 				"strategic merge patch format is not supported", 0, false))
@@ -269,7 +275,7 @@ func (s *Server) currentJSON(res *registry.Resource, cur runtime.Object) ([]byte
 	if err != nil {
 		return json.Marshal(cur)
 	}
-	key := objKey{res.GVR.Group, objectKey(res, m.GetNamespace(), m.GetName())}
+	key := objKey{viewOf(res), objectKey(res, m.GetNamespace(), m.GetName())}
 	ent, err := s.entCache.get(key, rev, func() (*storedEntry, error) {
 		data, err := json.Marshal(cur)
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/storage"
 	"github.com/prometheus/client_golang/prometheus"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
@@ -83,18 +84,19 @@ type Config struct {
 
 // Server is the API server. Create it with New.
 type Server struct {
-	cfg       Config
-	store     storage.Backend
-	clock     clock.Clock
-	log       *slog.Logger
-	scheme    *runtime.Scheme
-	resources map[schema.GroupVersionResource]*registry.Resource
-	ordered   []*registry.Resource
-	metrics   *metrics
-	handler   http.Handler
-	nsWake    chan struct{}
-	entCache  *latestCache[*storedEntry]
-	decCache  *ringCache[runtime.Object]
+	cfg    Config
+	store  storage.Backend
+	clock  clock.Clock
+	log    *slog.Logger
+	scheme *runtime.Scheme
+	served *servedTable
+	// crdMu serialises the CRD sync (names, conditions, serving, cleanup).
+	crdMu    sync.Mutex
+	metrics  *metrics
+	handler  http.Handler
+	nsWake   chan struct{}
+	entCache *latestCache[*storedEntry]
+	decCache *ringCache[runtime.Object]
 	// localCache holds the copies local informers share (see LocalListerWatcher).
 	localCache *ringCache[runtime.Object]
 	// protobuf encodes and decodes Kubernetes' protobuf envelope.
@@ -158,22 +160,24 @@ func New(cfg Config) (*Server, error) {
 	if err := jobsetv1alpha2.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("apiserver: add jobset to scheme: %w", err)
 	}
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("apiserver: add apiextensions to scheme: %w", err)
+	}
 	m, err := newMetrics(reg)
 	if err != nil {
 		return nil, fmt.Errorf("apiserver: register metrics: %w", err)
 	}
 	s := &Server{
 		cfg: cfg, store: cfg.Storage, clock: cfg.Clock, log: cfg.Logger, scheme: scheme, protobuf: protobuf.NewSerializer(scheme, scheme),
-		resources: map[schema.GroupVersionResource]*registry.Resource{}, metrics: m,
+		served: newServedTable(append(registry.All(), registry.CustomResourceDefinitions())), metrics: m,
 		nsWake: make(chan struct{}, 1), entCache: newLatestCache[*storedEntry](entryCacheSize), decCache: newRingCache[runtime.Object](4096), localCache: newRingCache[runtime.Object](4096), nodeTransport: newNodeTransport(), fieldManagers: newFieldManagers(scheme),
 		serviceRange: serviceRange,
 	}
-	for _, r := range registry.All() {
-		s.resources[r.GVR] = r
-		s.ordered = append(s.ordered, r)
-	}
 	s.handler = s.buildHandler()
 	if err := s.bootstrap(context.Background()); err != nil {
+		return nil, err
+	}
+	if err := s.bootstrapCRDs(context.Background()); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -186,7 +190,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // compaction, event expiry) until ctx ends.
 func (s *Server) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	for _, loop := range []func(context.Context){s.runCompaction, s.runEventTTL, s.runNamespaceLoop, s.runKubernetesService} {
+	for _, loop := range []func(context.Context){s.runCompaction, s.runEventTTL, s.runNamespaceLoop, s.runCRDLoop, s.runKubernetesService} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -220,17 +224,12 @@ func (s *Server) runCompaction(ctx context.Context) {
 }
 
 func (s *Server) resource(group, version, resource string) *registry.Resource {
-	return s.resources[schema.GroupVersionResource{Group: group, Version: version, Resource: resource}]
+	return s.served.get(schema.GroupVersionResource{Group: group, Version: version, Resource: resource})
 }
 
 // resourceForKind finds the served resource of a kind (nil if none).
 func (s *Server) resourceForKind(gvk schema.GroupVersionKind) *registry.Resource {
-	for _, r := range s.ordered {
-		if r.GVK() == gvk {
-			return r
-		}
-	}
-	return nil
+	return s.served.forKind(gvk)
 }
 
 func keyPrefix(r *registry.Resource, namespace string) string {

@@ -161,7 +161,9 @@ func (s *Server) prepareUpdate(res *registry.Resource, obj, cur runtime.Object, 
 			errs = res.ValidateUpdate(obj, cur)
 		}
 	}
-	errs = append(apivalidation.ValidateObjectMetaAccessorUpdate(validation.UnchangedHidden(nm, cm), cm, field.NewPath("metadata")), errs...)
+	if !res.ValidateUpdateChecksMeta || mode == modeRaw {
+		errs = append(apivalidation.ValidateObjectMetaAccessorUpdate(validation.UnchangedHidden(nm, cm), cm, field.NewPath("metadata")), errs...)
+	}
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(res.GVK().GroupKind(), cm.GetName(), errs)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -72,7 +73,7 @@ resource fight. The JobSet controller needs the jobset.x-k8s.io CRD installed:
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the API server (default: KUBECONFIG or ~/.kube/config)")
-	fl.StringSliceVar(&names, "controllers", controlplane.AllControllers, "controllers to run")
+	fl.StringSliceVar(&names, "controllers", controlplane.DefaultControllers(), "controllers to run, of: "+strings.Join(controlplane.ControllerNames(), ", "))
 	fl.StringVar(&metricsAddr, "metrics-bind-address", "", "serve Prometheus /metrics here (e.g. 127.0.0.1:8080); off when empty")
 	fl.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.BoolVar(&leader.enabled, "leader-elect", false, "run the controllers only while holding a Lease, so several replicas can run (one active)")

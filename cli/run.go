@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/batchlet/batchlet/cli/runner"
+	"github.com/batchlet/batchlet/cli/runview"
 	"github.com/batchlet/batchlet/controlplane"
 )
 
@@ -48,6 +49,15 @@ shows progress, prints a summary and exits:
        manifest is dry-run on the server first: nothing is created.
   130  interrupted (what was created is deleted)
 
+Output (--output): auto (the default) shows a live view when stdout is a
+terminal and plain lines otherwise; tui always shows the live view: a
+progress bar with rate and ETA, the index grid, active and failed counts
+and the last lines of failing indexes, pod logs scrolling above it; plain
+prints pod logs to stdout and a progress line whenever the counters change
+to stderr; json prints one JSON object per line: log lines and at the end
+the result on stdout, created objects, messages and status changes on
+stderr (schema in README.md).
+
 Without --server or --kubeconfig it starts an embedded control plane on a
 private temporary data dir and tears it down at the end. Against a server
 (and with --data-dir) it deletes what it created, pods included, when the
@@ -71,7 +81,7 @@ run ends, so the same manifest can run again; --keep keeps it.`,
 	fl.BoolVar(&f.keep, "keep", false, "keep the created objects (and the embedded control plane's data dir) after the run")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not stream pod logs")
 	fl.DurationVar(&f.timeout, "timeout", 0, "give up (exit 1) after this long; 0 waits forever")
-	fl.StringVarP(&f.output, "output", "o", "", "final status format: '' (summary) or json")
+	fl.StringVarP(&f.output, "output", "o", outputAuto, "output: auto (live view on a terminal, else plain), tui, plain or json")
 	fl.StringVarP(&f.namespace, "namespace", "n", "default", "namespace for objects that name none")
 	fl.StringVar(&f.runtime, "runtime", "process", "pod runtime of the embedded agent: process, image (containers run from their images) or sim")
 	fl.StringSliceVar(&f.mirrors, "registry-mirror", nil, "pull REGISTRY's images from MIRROR instead (REGISTRY=MIRROR; repeatable)")
@@ -85,8 +95,9 @@ func (e exitError) Error() string { return fmt.Sprintf("exit code %d", int(e)) }
 func (e exitError) ExitCode() int { return int(e) }
 
 func runManifest(parent context.Context, f runFlags, file string, stdout, stderr io.Writer) (int, error) {
-	if f.output != "" && f.output != "json" {
-		return runner.ExitInvalid, fmt.Errorf("--output must be '' or json, not %q", f.output)
+	mode, err := outputMode(f.output, stdout)
+	if err != nil {
+		return runner.ExitInvalid, err
 	}
 	objs, source, err := readManifest(file)
 	if err != nil {
@@ -114,28 +125,36 @@ func runManifest(parent context.Context, f runFlags, file string, stdout, stderr
 		return 1, err
 	}
 	defer shutdown()
-	res, err := runner.Run(ctx, runner.Options{
+	opts := runner.Options{
 		Config: cfg, Namespace: f.namespace, Source: source,
-		Stdout: stdout, Stderr: stderr, Quiet: f.quiet, Terminal: isTerminal(stderr),
+		Stdout: stdout, Stderr: stderr, Quiet: f.quiet,
 		// A temporary control plane goes with everything in it.
 		Remove: !f.keep && !ephemeral,
-	}, objs)
-	if err != nil {
+	}
+	var res *runner.Result
+	var runErr error
+	if err := withReporter(mode, stdout, stderr, func(rep runner.Reporter) {
+		opts.Reporter = rep
+		res, runErr = runner.Run(ctx, opts, objs)
+	}); err != nil {
 		return 1, err
+	}
+	if runErr != nil {
+		return 1, runErr
+	}
+	say := func(text string) { fmt.Fprintln(stderr, text) }
+	if mode == outputJSON {
+		say = runview.NewJSONReporter(stdout, stderr, nil).Message
 	}
 	if res.ExitCode == runner.ExitInterrupted && ctx.Err() == context.DeadlineExceeded && parent.Err() == nil {
 		res.ExitCode = runner.ExitFailed // --timeout, not Ctrl-C
-		fmt.Fprintf(stderr, "timed out after %s\n", f.timeout)
+		say(fmt.Sprintf("timed out after %s", f.timeout))
 	} else if res.ExitCode == runner.ExitInterrupted {
-		fmt.Fprintln(stderr, "interrupted")
+		say("interrupted")
 	}
 	if res.ExitCode != runner.ExitInvalid {
-		if f.output == "json" {
-			if err := runner.WriteJSON(stdout, res); err != nil {
-				return 1, err
-			}
-		} else {
-			runner.WriteSummary(stderr, res)
+		if err := writeResult(mode, stdout, stderr, res); err != nil {
+			return 1, err
 		}
 	}
 	return res.ExitCode, nil
@@ -222,13 +241,4 @@ func clientConfig(kubeconfig, server, dataDir string) (*rest.Config, error) {
 		return nil, fmt.Errorf("load kubeconfig %s: %w", path, err)
 	}
 	return cfg, nil
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

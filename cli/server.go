@@ -64,7 +64,7 @@ running too, unless --on-shutdown=drain.`,
 	fl.StringVar(&opts.OnShutdown, "on-shutdown", controlplane.OnShutdownKeep, "what SIGTERM does to running pods: keep (they run on; a server restarted on the same data dir adopts them) or drain (terminate them with their grace periods)")
 	fl.IntVar(&opts.MaxPods, "max-pods", 0, "pod capacity of the embedded node (default 1000 for process, 1000000 for sim)")
 	fl.StringVar(&opts.NodeName, "node-name", "", "node name of the embedded agent (default: the host name)")
-	fl.StringSliceVar(&opts.Controllers, "controllers", controlplane.AllControllers, "controllers to run in-process (empty: none, e.g. to run `batchlet controllers` elsewhere)")
+	fl.StringSliceVar(&opts.Controllers, "controllers", controlplane.DefaultControllers(), "controllers to run in-process (empty: none, e.g. to run `batchlet controllers` elsewhere)")
 	fl.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return cmd
 }

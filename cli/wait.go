@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -66,13 +67,7 @@ of --data-dir (default ~/.batchlet), as for batchlet run --server.
 
   batchlet wait pi
   batchlet wait jobset/train --timeout 10m -n ml`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if err := cobra.ExactArgs(1)(cmd, args); err != nil {
-				fmt.Fprintln(cmd.ErrOrStderr(), "error:", err)
-				return exitError(waitExitError) // not 1: that says the Job failed
-			}
-			return nil
-		},
+		Args: oneTarget,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if code := waitFor(cmd.Context(), f, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {
 				return exitError(code)
@@ -80,13 +75,28 @@ of --data-dir (default ~/.batchlet), as for batchlet run --server.
 			return nil
 		},
 	}
-	fl := cmd.Flags()
+	f.addFlags(cmd.Flags())
+	return cmd
+}
+
+// oneTarget takes exactly one [TYPE/]NAME; a usage error exits 2, not 1,
+// which says the Job failed.
+func oneTarget(cmd *cobra.Command, args []string) error {
+	if err := cobra.ExactArgs(1)(cmd, args); err != nil {
+		fmt.Fprintln(cmd.ErrOrStderr(), "error:", err)
+		return exitError(waitExitError)
+	}
+	return nil
+}
+
+// addFlags declares the flags that find the server and bound the wait,
+// shared by wait and watch.
+func (f *waitFlags) addFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the server (default: KUBECONFIG, then the data dir's)")
 	fl.StringVar(&f.server, "server", "", "URL of the server (overrides the kubeconfig's)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "data dir of a batchlet server whose kubeconfig to use (default ~/.batchlet)")
 	fl.StringVarP(&f.namespace, "namespace", "n", "default", "namespace of the object")
 	fl.DurationVar(&f.timeout, "timeout", 0, "give up (exit 124) after this long; 0 waits forever")
-	return cmd
 }
 
 // waitTarget is the object `batchlet wait` follows.

@@ -14,15 +14,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
+	jobsetclient "sigs.k8s.io/jobset/client-go/clientset/versioned"
+	jobsetinformers "sigs.k8s.io/jobset/client-go/informers/externalversions"
 
 	"github.com/batchlet/batchlet/agent"
 	"github.com/batchlet/batchlet/apiserver"
@@ -162,10 +163,10 @@ func (l localWithCA) RootCA() []byte { return l.ca }
 // clients are the in-process clients every component shares.
 type clients struct {
 	kube      kubernetes.Interface
-	dyn       dynamic.Interface
+	jobsets   jobsetclient.Interface
 	meta      metadata.Interface
 	informers informers.SharedInformerFactory
-	dynInf    dynamicinformer.DynamicSharedInformerFactory
+	jobsetInf jobsetinformers.SharedInformerFactory
 	metaInf   metadatainformer.SharedInformerFactory
 	local     LocalSource
 	// rootCA is the CA bundle (PEM) that verifies the API, which the root
@@ -180,9 +181,9 @@ func newClients(cfg *rest.Config, src LocalSource) (*clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	jobsets, err := jobsetclient.NewForConfig(jsonConfig(cfg))
 	if err != nil {
-		return nil, fmt.Errorf("build dynamic client: %w", err)
+		return nil, fmt.Errorf("build jobset client: %w", err)
 	}
 	meta, err := metadata.NewForConfig(cfg)
 	if err != nil {
@@ -197,11 +198,21 @@ func newClients(cfg *rest.Config, src LocalSource) (*clients, error) {
 		return nil, err
 	}
 	return &clients{
-		kube: kube, dyn: dyn, meta: meta, local: src, rootCA: rootCA,
+		kube: kube, jobsets: jobsets, meta: meta, local: src, rootCA: rootCA,
 		informers: typed,
-		dynInf:    dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0),
+		jobsetInf: jobsetinformers.NewSharedInformerFactoryWithOptions(jobsets, 0, jobsetinformers.WithTransform(trimManagedFields)),
 		metaInf:   newMetadataFactory(meta, src),
 	}, nil
+}
+
+// jsonConfig is cfg speaking JSON: JobSets have no protobuf encoding, on
+// batchlet's API as on a real cluster's CRD, while the in-process config
+// asks for protobuf.
+func jsonConfig(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.ContentType = apiruntime.ContentTypeJSON
+	cfg.AcceptContentTypes = apiruntime.ContentTypeJSON
+	return cfg
 }
 
 func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle) error {

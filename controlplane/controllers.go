@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
+	"github.com/batchlet/batchlet/controller/controllerctx"
 	gccontroller "github.com/batchlet/batchlet/controller/gc"
 	jobcontroller "github.com/batchlet/batchlet/controller/job"
 	jobsetcontroller "github.com/batchlet/batchlet/controller/jobset"
@@ -34,59 +35,51 @@ const (
 	RootCAPublisher         = "root-ca-cert-publisher"
 )
 
-// AllControllers is every controller batchlet has, in start order.
-var AllControllers = []string{JobController, JobSetController, TTLController, GarbageCollector, Scheduler, PodGCController, NodeLifecycleController, RootCAPublisher}
+// controllers is the one table of batchlet's controllers, in start order,
+// which both the embedded control plane and `batchlet controllers` run.
+func controllers() []controllerctx.Registration {
+	type reg = controllerctx.Registration
+	return []reg{
+		{Name: JobController, Workers: 4, EnabledByDefault: true,
+			Init: controllerctx.InitWith(jobcontroller.New, jobcontroller.Options{SyncBatchPeriod: jobSyncBatchPeriod})},
+		{Name: JobSetController, Workers: 2, EnabledByDefault: true, Init: controllerctx.Init(jobsetcontroller.New)},
+		// Foreground, as upstream's ttl-after-finished-controller deletes.
+		{Name: TTLController, Workers: 2, EnabledByDefault: true,
+			Init: controllerctx.InitWith(ttl.New, ttl.Options{Propagation: metav1.DeletePropagationForeground})},
+		{Name: GarbageCollector, Workers: 2, EnabledByDefault: true, Init: controllerctx.InitWith(gccontroller.New, gccontroller.Options{DiscoveryInterval: gcDiscoveryInterval})},
+		{Name: Scheduler, Workers: 2, EnabledByDefault: true, Init: controllerctx.Init(scheduler.New)},
+		{Name: PodGCController, Workers: 1, EnabledByDefault: true, Init: controllerctx.InitWith(podgc.New, podgc.Options{})},
+		{Name: NodeLifecycleController, Workers: 1, EnabledByDefault: true, Init: controllerctx.InitWith(nodelifecycle.New, nodelifecycle.Options{})},
+		{Name: RootCAPublisher, Workers: 1, EnabledByDefault: true, Init: controllerctx.Init(rootca.New)},
+	}
+}
+
+// ControllerNames is every controller batchlet has, in start order.
+func ControllerNames() []string {
+	var names []string
+	for _, r := range controllers() {
+		names = append(names, r.Name)
+	}
+	return names
+}
+
+// DefaultControllers are the controllers that run when no list is given.
+func DefaultControllers() []string {
+	var names []string
+	for _, r := range controllers() {
+		if r.EnabledByDefault {
+			names = append(names, r.Name)
+		}
+	}
+	return names
+}
 
 // Runner runs a named component until the control plane stops.
 type Runner func(name string, fn func() error)
 
-// controllerBuilder builds one controller and returns its run function.
-type controllerBuilder func(ctx context.Context, c *clients, log *slog.Logger, reg prometheus.Registerer) (func() error, error)
-
-// controllerBuilders maps each controller name to its builder.
-func controllerBuilders() map[string]controllerBuilder {
-	return map[string]controllerBuilder{
-		JobController: func(ctx context.Context, c *clients, log *slog.Logger, reg prometheus.Registerer) (func() error, error) {
-			ctl, err := jobcontroller.NewController(ctx, c.informers.Core().V1().Pods(), c.informers.Batch().V1().Jobs(), c.kube, jobcontroller.Options{
-				Clock: clock.RealClock{}, Logger: log, Registerer: reg, SyncBatchPeriod: jobSyncBatchPeriod,
-			})
-			return func() error { return ctl.Run(ctx, 4) }, err
-		},
-		JobSetController: func(ctx context.Context, c *clients, log *slog.Logger, reg prometheus.Registerer) (func() error, error) {
-			ctl, err := jobsetcontroller.NewController(c.kube, c.dyn, c.informers, c.dynInf, jobsetcontroller.Options{
-				Clock: clock.RealClock{}, Logger: log, Registerer: reg,
-			})
-			return func() error { return ctl.Run(ctx, 2) }, err
-		},
-		TTLController: func(ctx context.Context, c *clients, log *slog.Logger, reg prometheus.Registerer) (func() error, error) {
-			// Foreground, as upstream's ttl-after-finished-controller deletes.
-			ctl, err := ttl.NewController(c.informers.Batch().V1().Jobs(), c.kube, ttl.Options{
-				Clock: clock.RealClock{}, Logger: log, Registerer: reg, Propagation: metav1.DeletePropagationForeground,
-			})
-			return func() error { return ctl.Run(ctx, 2) }, err
-		},
-		GarbageCollector: func(ctx context.Context, c *clients, log *slog.Logger, reg prometheus.Registerer) (func() error, error) {
-			ctl, err := gccontroller.New(c.meta, c.metaInf, nil, clock.RealClock{}, log, reg)
-			return func() error { return ctl.Run(ctx, 2) }, err
-		},
-		Scheduler: func(ctx context.Context, c *clients, log *slog.Logger, reg prometheus.Registerer) (func() error, error) {
-			ctl, err := scheduler.New(c.kube, c.informers, clock.RealClock{}, log, reg)
-			return func() error { return ctl.Run(ctx, 2) }, err
-		},
-		PodGCController: func(ctx context.Context, c *clients, log *slog.Logger, reg prometheus.Registerer) (func() error, error) {
-			ctl, err := podgc.New(c.kube, c.informers, clock.RealClock{}, log, reg, podgc.Options{})
-			return func() error { return ctl.Run(ctx, 1) }, err
-		},
-		NodeLifecycleController: func(ctx context.Context, c *clients, log *slog.Logger, reg prometheus.Registerer) (func() error, error) {
-			ctl, err := nodelifecycle.New(c.kube, c.informers, clock.RealClock{}, log, reg, nodelifecycle.Options{})
-			return func() error { return ctl.Run(ctx, 1) }, err
-		},
-		RootCAPublisher: func(ctx context.Context, c *clients, log *slog.Logger, _ prometheus.Registerer) (func() error, error) {
-			ctl, err := rootca.New(c.kube, c.informers.Core().V1().Namespaces(), c.rootCA, log)
-			return func() error { return ctl.Run(ctx, 1) }, err
-		},
-	}
-}
+// gcDiscoveryInterval is how often the garbage collector looks for new
+// resources to watch (kube-controller-manager's resync period).
+const gcDiscoveryInterval = 30 * time.Second
 
 // StartControllers builds the named controllers against the API of cfg —
 // batchlet's own or a real kube-apiserver — and runs each with run. src,
@@ -94,40 +87,63 @@ func controllerBuilders() map[string]controllerBuilder {
 // process. It returns the shared clients so an embedded agent can reuse
 // them.
 func StartControllers(ctx context.Context, cfg *rest.Config, src LocalSource, names []string, log *slog.Logger, reg prometheus.Registerer, run Runner) (*clients, error) {
-	builders := controllerBuilders()
-	for _, n := range names {
-		if builders[n] == nil {
-			return nil, fmt.Errorf("unknown controller %q (known: %v)", n, AllControllers)
-		}
+	selected, err := selectControllers(names)
+	if err != nil {
+		return nil, err
 	}
 	c, err := newClients(cfg, src)
 	if err != nil {
 		return nil, err
 	}
+	cc := c.controllerContext(log, reg)
 	type started struct {
 		name string
 		run  func() error
 	}
 	var toRun []started
-	for _, n := range AllControllers {
-		if !slices.Contains(names, n) {
-			continue
-		}
-		fn, err := builders[n](ctx, c, log, reg)
+	for _, r := range selected {
+		ctl, err := r.Init(cc)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", n, err)
+			return nil, fmt.Errorf("%s: %w", r.Name, err)
 		}
-		toRun = append(toRun, started{n, fn})
+		toRun = append(toRun, started{r.Name, func() error { return ctl.Run(ctx, r.Workers) }})
 	}
 	// Informers are requested by the constructors; start them after.
-	c.informers.Start(ctx.Done())
-	c.dynInf.Start(ctx.Done())
-	c.metaInf.Start(ctx.Done())
+	c.start(ctx)
 	c.waitForSync(ctx)
 	for _, s := range toRun {
 		run(s.name, s.run)
 	}
 	return c, nil
+}
+
+// selectControllers returns the table's rows named in names, in table
+// order, refusing a name the table does not have.
+func selectControllers(names []string) ([]controllerctx.Registration, error) {
+	table := controllers()
+	for _, n := range names {
+		if !slices.ContainsFunc(table, func(r controllerctx.Registration) bool { return r.Name == n }) {
+			return nil, fmt.Errorf("unknown controller %q (known: %v)", n, ControllerNames())
+		}
+	}
+	return slices.DeleteFunc(table, func(r controllerctx.Registration) bool { return !slices.Contains(names, r.Name) }), nil
+}
+
+// controllerContext is the Context every controller is built from.
+func (c *clients) controllerContext(log *slog.Logger, reg prometheus.Registerer) controllerctx.Context {
+	return controllerctx.Context{
+		Client: c.kube, Informers: c.informers,
+		JobSetClient: c.jobsets, JobSetInformers: c.jobsetInf,
+		Metadata: c.meta, MetadataInformers: c.metaInf,
+		RootCA: c.rootCA, Clock: clock.RealClock{}, Logger: log, Registerer: reg,
+	}
+}
+
+// start starts every shared informer factory.
+func (c *clients) start(ctx context.Context) {
+	c.informers.Start(ctx.Done())
+	c.jobsetInf.Start(ctx.Done())
+	c.metaInf.Start(ctx.Done())
 }
 
 // waitForSync polls the informers every millisecond until all have synced.
@@ -143,7 +159,7 @@ func (c *clients) waitForSync(ctx context.Context) {
 				return false
 			}
 		}
-		for _, ok := range c.dynInf.WaitForCacheSync(closed) {
+		for _, ok := range c.jobsetInf.WaitForCacheSync(closed) {
 			if !ok {
 				return false
 			}

@@ -39,7 +39,7 @@ type Options struct {
 	MaxPods int
 	// NodeName of the embedded agent; the host name by default.
 	NodeName string
-	// Controllers to run in-process; nil means AllControllers, empty none
+	// Controllers to run in-process; nil means DefaultControllers(), empty none
 	// (then `batchlet controllers` can run them from another process).
 	Controllers []string
 	// InMemory keeps the store in memory (tests only).
@@ -92,7 +92,7 @@ func (o *Options) setDefaults() {
 		}
 	}
 	if o.Controllers == nil {
-		o.Controllers = AllControllers
+		o.Controllers = DefaultControllers()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

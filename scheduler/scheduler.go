@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -15,6 +14,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
+
+	"github.com/batchlet/batchlet/controller/controllerctx"
 )
 
 // Name is the scheduler name pods ask for and the events' reporting controller.
@@ -23,6 +24,8 @@ const Name = corev1.DefaultSchedulerName
 // retryInterval re-tries parked pods even without a cluster event, like
 // upstream's periodic flush of unschedulable pods.
 const retryInterval = 60 * time.Second
+
+var _ controllerctx.Controller = (*Scheduler)(nil)
 
 // Scheduler assigns pending pods to nodes.
 type Scheduler struct {
@@ -40,17 +43,18 @@ type Scheduler struct {
 	bindSem  chan struct{}
 }
 
-// New builds a scheduler on the pods and nodes informers of factory. Run
-// starts the factory.
-func New(client kubernetes.Interface, factory informers.SharedInformerFactory, clk clock.Clock,
-	logger *slog.Logger, reg prometheus.Registerer) (*Scheduler, error) {
-	m, err := newMetrics(reg)
+// New builds a scheduler on cc's pod and node informers. Run starts the
+// factory.
+func New(cc controllerctx.Context) (*Scheduler, error) {
+	cc = cc.WithDefaults()
+	m, err := newMetrics(cc.Registerer)
 	if err != nil {
 		return nil, err
 	}
-	b := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
+	// events.k8s.io/v1 events, as kube-scheduler records them.
+	b := events.NewBroadcaster(&events.EventSinkImpl{Interface: cc.Client.EventsV1()})
 	s := &Scheduler{
-		client: client, factory: factory, clock: clk, log: logger.With("controller", Name), metrics: m,
+		client: cc.Client, factory: cc.Informers, clock: cc.Clock, log: cc.Logger.With("controller", Name), metrics: m,
 		cache: newCache(), queue: newQueue(), events: b, recorder: b.NewRecorder(scheme.Scheme, Name),
 	}
 	if err := s.watch(); err != nil {

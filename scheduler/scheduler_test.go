@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/batchlet/batchlet/controller/controllerctx"
 )
 
 // bindReactor gives the fake clientset the binding subresource: it sets
@@ -43,7 +45,8 @@ func startScheduler(t *testing.T, objs ...runtime.Object) *fake.Clientset {
 	client := fake.NewClientset(objs...)
 	client.PrependReactor("create", "pods", bindReactor(client))
 	factory := informers.NewSharedInformerFactory(client, 0)
-	s, err := New(client, factory, clocktesting.NewFakeClock(time.Now()), slog.New(slog.NewTextHandler(io.Discard, nil)), prometheus.NewRegistry())
+	s, err := New(controllerctx.Context{Client: client, Informers: factory, Clock: clocktesting.NewFakeClock(time.Now()),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registerer: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,10 @@ type Resource struct {
 	// DefaultRaw applies schema defaults to the raw JSON object before it
 	// is decoded into the Go type (CRD structural defaults).
 	DefaultRaw func(obj map[string]interface{})
+	// PruneRaw drops the fields of the raw JSON object its schema does not
+	// declare, before DefaultRaw, and returns their paths ("spec.foo") for
+	// fieldValidation (custom resources).
+	PruneRaw func(obj map[string]interface{}) []string
 	// PrepareForCreate defaults a new object (UID and metadata already set).
 	PrepareForCreate func(obj runtime.Object)
 	// PrepareForUpdate copies what a main-resource update may not change
@@ -45,7 +49,10 @@ type Resource struct {
 	// runs first (validation.ValidateObjectMeta with this resource's name
 	// rule), so a create it passes need not run them again.
 	ValidateChecksMeta bool
-	ValidateUpdate     func(obj, old runtime.Object) field.ErrorList
+	// ValidateUpdateChecksMeta: ValidateUpdate (and ValidateStatusUpdate)
+	// make the object-meta update checks themselves.
+	ValidateUpdateChecksMeta bool
+	ValidateUpdate           func(obj, old runtime.Object) field.ErrorList
 	// ValidateUpdateSpecKnown, when set, replaces ValidateUpdate for a
 	// server that has already compared the specs (HasSpec).
 	ValidateUpdateSpecKnown func(obj, old runtime.Object, specEqual bool) field.ErrorList
@@ -56,6 +63,9 @@ type Resource struct {
 	// Table describes the columns and builds one row's cells.
 	Columns []metav1.TableColumnDefinition
 	Row     func(obj runtime.Object, now time.Time) metav1.TableRow
+	// PrepareForDelete edits the object a delete request is about to mark
+	// or remove (a CRD gains its cleanup finalizer).
+	PrepareForDelete func(obj runtime.Object)
 	// OrphanByDefault: deletes without propagationPolicy orphan dependents.
 	OrphanByDefault bool
 	// GracefulDelete returns the grace period to apply (and whether the
@@ -70,6 +80,12 @@ type Resource struct {
 	// CreateOnly: a review (SelfSubjectAccessReview...): create answers
 	// with the object and its computed status, and nothing is stored.
 	CreateOnly bool
+
+	// CustomResource: served from a CustomResourceDefinition (Definition,
+	// its name): unstructured objects, no strategic merge patch, lists keep
+	// each item's apiVersion and kind.
+	CustomResource bool
+	Definition     string
 
 	// StorageGVK, when set, says the resource is a view of another kind's
 	// store (events.k8s.io/v1 events over core/v1 events): objects are kept

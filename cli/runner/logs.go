@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -13,21 +12,21 @@ import (
 )
 
 // logStreamer follows the logs of every container attempt of the pods it is
-// shown, once each, writing whole lines (prefixed by pod when several pods
-// may run) so concurrent streams never interleave mid-line.
+// shown, once each, reporting whole lines (marked to be prefixed by pod when
+// several pods may run) so concurrent streams never interleave mid-line.
 type logStreamer struct {
 	kube   kubernetes.Interface
-	out    io.Writer
+	report Reporter
 	prefix bool
 	quiet  bool
 
-	mu      sync.Mutex // guards started and writes to out
+	mu      sync.Mutex // guards started
 	started map[string]bool
 	wg      sync.WaitGroup
 }
 
-func newLogStreamer(kube kubernetes.Interface, out io.Writer, prefix, quiet bool) *logStreamer {
-	return &logStreamer{kube: kube, out: out, prefix: prefix, quiet: quiet, started: map[string]bool{}}
+func newLogStreamer(kube kubernetes.Interface, report Reporter, prefix, quiet bool) *logStreamer {
+	return &logStreamer{kube: kube, report: report, prefix: prefix, quiet: quiet, started: map[string]bool{}}
 }
 
 // observe starts a stream for every container attempt that has started.
@@ -64,13 +63,7 @@ func (l *logStreamer) stream(ctx context.Context, ns, pod, container string) {
 	sc := bufio.NewScanner(rc)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
-		l.mu.Lock()
-		if l.prefix {
-			fmt.Fprintf(l.out, "[%s] %s\n", pod, sc.Text())
-		} else {
-			fmt.Fprintln(l.out, sc.Text())
-		}
-		l.mu.Unlock()
+		l.report.Log(LogLine{Namespace: ns, Pod: pod, Container: container, Text: sc.Text(), Prefixed: l.prefix})
 	}
 }
 

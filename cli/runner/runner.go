@@ -5,15 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -23,6 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 )
 
 // Exit codes of `batchlet run`.
@@ -39,11 +44,11 @@ type Options struct {
 	Namespace string
 	// Source names the manifest in messages ("pi.yaml", "STDIN").
 	Source string
-	// Stdout receives pod logs; Stderr progress and the summary.
+	// Reporter shows the run as it goes; nil writes plain lines, pod
+	// logs to Stdout and the rest to Stderr.
+	Reporter       Reporter
 	Stdout, Stderr io.Writer
 	Quiet          bool
-	// Terminal draws a live progress line instead of plain lines.
-	Terminal bool
 	// Remove deletes what the run created, pods included, once it ends,
 	// and waits until it is gone, so the manifest can run again at once
 	// (run against a server without --keep). Without it the objects stay,
@@ -59,16 +64,26 @@ type Result struct {
 	Elapsed  time.Duration `json:"elapsedNanos"`
 }
 
+// withDefaults fills what a caller may leave unset: the real clock, the
+// default namespace and the plain line reporter.
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	}
+	if o.Reporter == nil {
+		o.Reporter = NewPlainReporter(o.Stdout, o.Stderr)
+	}
+	return o
+}
+
 // Run submits objs and follows every Job and JobSet among them until each
 // has finished, ctx ends (then it deletes what it created and reports
 // ExitInterrupted), or the API refuses the input (ExitInvalid).
 func Run(ctx context.Context, opts Options, objs []*unstructured.Unstructured) (*Result, error) {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Namespace == "" {
-		opts.Namespace = "default"
-	}
+	opts = opts.withDefaults()
 	start := opts.Now()
 	clients, err := newClients(opts.Config)
 	if err != nil {
@@ -81,13 +96,13 @@ func Run(ctx context.Context, opts Options, objs []*unstructured.Unstructured) (
 	if err != nil {
 		var inErr *InputError
 		if errors.As(err, &inErr) {
-			fmt.Fprintln(opts.Stderr, inErr.Error())
+			opts.Reporter.Message(inErr.Error())
 			return &Result{ExitCode: ExitInvalid}, nil
 		}
 		return nil, err
 	}
 	for _, c := range created {
-		fmt.Fprintf(opts.Stderr, "%s/%s created\n", kindResource(c), c.obj.GetName())
+		opts.Reporter.Created(kindResource(c) + "/" + c.obj.GetName())
 	}
 	f := newFollower(opts, clients, created)
 	items, interrupted := f.follow(ctx)
@@ -105,7 +120,7 @@ func Run(ctx context.Context, opts Options, objs []*unstructured.Unstructured) (
 		// deletion still has to go out.
 		left := cleanup(context.WithoutCancel(ctx), clients.dyn, created, opts.Remove)
 		for _, l := range left {
-			fmt.Fprintf(opts.Stderr, "warning: %s is still being deleted\n", l)
+			opts.Reporter.Message(fmt.Sprintf("warning: %s is still being deleted", l))
 		}
 	}
 	return res, nil
@@ -159,14 +174,17 @@ type follower struct {
 	clients  *clients
 	followed []submitted
 	logs     *logStreamer
-	progress *progress
 
 	mu      sync.Mutex
 	results map[string]ItemResult // by kind/ns/name
+	podSeen map[types.UID]PodState
 	changed chan struct{}
 }
 
 func newFollower(opts Options, c *clients, created []submitted) *follower {
+	if opts.Reporter == nil {
+		opts.Reporter = NewPlainReporter(opts.Stdout, opts.Stderr)
+	}
 	var followed []submitted
 	for _, s := range created {
 		if gvk := s.obj.GroupVersionKind(); gvk == JobGVK || gvk == JobSetGVK || gvk == PodGVK {
@@ -183,9 +201,9 @@ func newFollower(opts Options, c *clients, created []submitted) *follower {
 		opts:     opts,
 		clients:  c,
 		followed: followed,
-		logs:     newLogStreamer(c.kube, opts.Stdout, multi, opts.Quiet),
-		progress: newProgress(opts.Stderr, opts.Terminal, opts.Now),
+		logs:     newLogStreamer(c.kube, opts.Reporter, multi, opts.Quiet),
 		results:  map[string]ItemResult{},
+		podSeen:  map[types.UID]PodState{},
 		changed:  make(chan struct{}, 1),
 	}
 }
@@ -220,16 +238,14 @@ func (f *follower) follow(ctx context.Context) ([]ItemResult, bool) {
 	for {
 		select {
 		case <-ctx.Done():
-			f.progress.clear()
 			return f.snapshot(), true
 		case <-f.changed:
 		}
 		items := f.snapshot()
 		if f.allSeen() {
-			f.progress.draw(items)
+			f.opts.Reporter.Update(Snapshot{Time: f.opts.Now(), Items: items, Pods: f.podStates()})
 		}
 		if allFinished(items) {
-			f.progress.clear()
 			f.finish(ctx, items)
 			return items, false
 		}
@@ -294,8 +310,9 @@ func (f *follower) watchNamespace(ctx context.Context, ns string) {
 	podFactory := informers.NewSharedInformerFactoryWithOptions(f.clients.kube, 0, informers.WithNamespace(ns))
 	podInf := podFactory.Core().V1().Pods().Informer()
 	_, _ = podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { f.onPod(ctx, o) },
-		UpdateFunc: func(_, o any) { f.onPod(ctx, o) },
+		AddFunc:    func(o any) { f.onPod(ctx, o, false) },
+		UpdateFunc: func(_, o any) { f.onPod(ctx, o, false) },
+		DeleteFunc: func(o any) { f.onPod(ctx, o, true) },
 	})
 	podFactory.Start(ctx.Done())
 }
@@ -324,10 +341,11 @@ func (f *follower) onObject(o any, deleted bool) {
 	f.notify()
 }
 
-// owners of a pod among the followed objects: Jobs by the job-name label,
-// JobSets by the jobset-name label.
-func (f *follower) podIsOurs(pod *corev1.Pod) bool {
-	for _, s := range f.followed {
+// ownerOf finds the followed object a pod belongs to, as its position in
+// f.followed: Jobs by the job-name label, JobSets by the jobset-name label,
+// a bare Pod by its UID; -1 when it is none of theirs.
+func (f *follower) ownerOf(pod *corev1.Pod) int {
+	for i, s := range f.followed {
 		if s.obj.GetNamespace() != pod.Namespace {
 			continue
 		}
@@ -335,28 +353,94 @@ func (f *follower) podIsOurs(pod *corev1.Pod) bool {
 		switch s.obj.GetKind() {
 		case PodGVK.Kind:
 			if s.obj.GetUID() == pod.UID {
-				return true
+				return i
 			}
 			continue
 		case JobSetGVK.Kind:
-			sel = labels.SelectorFromSet(labels.Set{"jobset.sigs.k8s.io/jobset-name": s.obj.GetName()})
+			sel = labels.SelectorFromSet(labels.Set{jobSetNameLabel: s.obj.GetName()})
 		default:
-			sel = labels.SelectorFromSet(labels.Set{"batch.kubernetes.io/job-name": s.obj.GetName()})
+			sel = labels.SelectorFromSet(labels.Set{jobNameLabel: s.obj.GetName()})
 		}
 		if sel.Matches(labels.Set(pod.Labels)) {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
-func (f *follower) onPod(ctx context.Context, o any) {
+// Labels that tie pods to their Job or JobSet and give their index (the
+// completion index is a label as well as an annotation).
+const (
+	jobNameLabel         = batchv1.JobNameLabel
+	jobSetNameLabel      = jobsetv1alpha2.JobSetNameKey
+	completionIndexLabel = batchv1.JobCompletionIndexAnnotation
+	jobGlobalIndexLabel  = jobsetv1alpha2.JobGlobalIndexKey
+)
+
+func (f *follower) onPod(ctx context.Context, o any, deleted bool) {
+	if tomb, ok := o.(cache.DeletedFinalStateUnknown); ok {
+		o = tomb.Obj
+	}
 	pod, ok := o.(*corev1.Pod)
-	if !ok || !f.podIsOurs(pod) {
+	if !ok {
 		return
 	}
-	f.logs.observe(ctx, pod)
+	owner := f.ownerOf(pod)
+	if owner < 0 {
+		return
+	}
+	st := podState(owner, pod, f.followed[owner].obj.GetKind())
+	st.Deleted = deleted
+	f.mu.Lock()
+	f.podSeen[pod.UID] = st
+	f.mu.Unlock()
+	if !deleted {
+		f.logs.observe(ctx, pod)
+	}
 	f.notify()
+}
+
+// podState reads what the view shows of a pod: its index within its
+// owner, phase and container restarts.
+func podState(owner int, pod *corev1.Pod, ownerKind string) PodState {
+	st := PodState{Item: owner, Name: pod.Name, Index: -1, Phase: pod.Status.Phase, Created: pod.CreationTimestamp.Time}
+	label := completionIndexLabel
+	if ownerKind == JobSetGVK.Kind {
+		label = jobGlobalIndexLabel
+	}
+	if v, ok := pod.Labels[label]; ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			st.Index = n
+		}
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		st.Restarts += cs.RestartCount
+	}
+	return st
+}
+
+// podStates lists the pods seen so far, by owner, index and creation.
+func (f *follower) podStates() []PodState {
+	f.mu.Lock()
+	out := make([]PodState, 0, len(f.podSeen))
+	for _, p := range f.podSeen {
+		out = append(out, p)
+	}
+	f.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Item != b.Item {
+			return a.Item < b.Item
+		}
+		if a.Index != b.Index {
+			return a.Index < b.Index
+		}
+		if !a.Created.Equal(b.Created) {
+			return a.Created.Before(b.Created)
+		}
+		return a.Name < b.Name
+	})
+	return out
 }
 
 // finish ends a run whose items all finished: the Job's terminal status may
@@ -381,12 +465,12 @@ func (f *follower) finish(ctx context.Context, items []ItemResult) {
 // pods lists the pods of a followed item: a bare Pod itself, the pods of a
 // Job by the job-name label, of a JobSet by the jobset-name label.
 func (f *follower) pods(ctx context.Context, it ItemResult) ([]corev1.Pod, error) {
-	opts := metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + it.Name}
+	opts := metav1.ListOptions{LabelSelector: jobNameLabel + "=" + it.Name}
 	switch it.Kind {
 	case PodGVK.Kind:
 		opts = metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", it.Name).String()}
 	case JobSetGVK.Kind:
-		opts = metav1.ListOptions{LabelSelector: "jobset.sigs.k8s.io/jobset-name=" + it.Name}
+		opts = metav1.ListOptions{LabelSelector: jobSetNameLabel + "=" + it.Name}
 	}
 	list, err := f.clients.kube.CoreV1().Pods(it.Namespace).List(ctx, opts)
 	if err != nil {

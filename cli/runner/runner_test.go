@@ -100,13 +100,3 @@ func TestSummaryNamesTheKindsCondition(t *testing.T) {
 		t.Errorf("progress line = %q", line)
 	}
 }
-
-func TestIndexGrid(t *testing.T) {
-	items := []ItemResult{
-		{Kind: "Job", Name: "a", Indexed: true, Counts: Counts{Completions: 8}, CompletedIndexes: "0,3-7", FailedIndexes: "1"},
-		{Kind: "Job", Name: "b", Counts: Counts{Completions: 3}}, // NonIndexed: no grid
-	}
-	if got := indexGrids(items); got != " [#x.#####]" {
-		t.Errorf("indexGrids = %q, want \" [#x.#####]\"", got)
-	}
-}

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -67,13 +66,6 @@ func describePodExit(p PodExit) string {
 		s += ": " + strings.ReplaceAll(msg, "\n", "\n    ")
 	}
 	return s
-}
-
-// WriteJSON prints the result as one JSON document.
-func WriteJSON(w io.Writer, res *Result) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(res)
 }
 
 // outcomeWord names the outcome with the kind's own condition type: a Job is

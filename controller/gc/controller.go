@@ -7,50 +7,76 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+
+	"github.com/batchlet/batchlet/controller/controllerctx"
 )
+
+var _ controllerctx.Controller = (*Controller)(nil)
 
 // Controller is the garbage collector.
 type Controller struct {
 	client    metadata.Interface
 	factory   metadatainformer.SharedInformerFactory
 	resources []Resource
-	mapper    kindMapper
+	mapper    *kindMapper
 	graph     *graph
 	clock     clock.Clock
 	log       *slog.Logger
 	metrics   *metrics
 	synced    []cache.InformerSynced
 
+	// discovery, when set, finds the resources to watch beyond resources
+	// (see WatchDiscovered); monitors are those being watched, touched by
+	// the discovery loop only.
+	discovery     Discoverer
+	discoverEvery time.Duration
+	monitors      map[schema.GroupVersionResource]monitor
+
 	attemptToDelete workqueue.TypedRateLimitingInterface[types.UID]
 	attemptToOrphan workqueue.TypedRateLimitingInterface[types.UID]
 }
 
-// New builds a collector watching resources (DefaultResources when nil)
-// through informers of factory. Run starts the factory.
-func New(client metadata.Interface, factory metadatainformer.SharedInformerFactory, resources []Resource,
-	clk clock.Clock, logger *slog.Logger, reg prometheus.Registerer) (*Controller, error) {
+// Options configure the garbage collector.
+type Options struct {
+	// Resources it watches; DefaultResources when nil.
+	Resources []Resource
+	// DiscoveryInterval, when set, makes the collector also watch every
+	// resource cc.Client's discovery serves (custom resources), looking
+	// again at this interval, as kube-controller-manager's resync does.
+	DiscoveryInterval time.Duration
+}
+
+// New builds a collector watching opts.Resources through cc's metadata
+// informers. Run starts the factory.
+func New(cc controllerctx.Context, opts Options) (*Controller, error) {
+	cc = cc.WithDefaults()
+	resources := opts.Resources
 	if resources == nil {
 		resources = DefaultResources()
 	}
-	m, err := newMetrics(reg)
+	m, err := newMetrics(cc.Registerer)
 	if err != nil {
 		return nil, err
 	}
 	c := &Controller{
-		client: client, factory: factory, resources: resources, mapper: newKindMapper(resources),
-		clock: clk, log: logger.With("controller", "garbagecollector"), metrics: m,
+		client: cc.Metadata, factory: cc.MetadataInformers, resources: resources, mapper: newKindMapper(resources),
+		clock: cc.Clock, log: cc.Logger.With("controller", "garbagecollector"), metrics: m,
+		monitors:        map[schema.GroupVersionResource]monitor{},
 		attemptToDelete: newQueue("garbage_collector_attempt_to_delete"),
 		attemptToOrphan: newQueue("garbage_collector_attempt_to_orphan"),
 	}
 	c.graph = newGraph(c.mapper)
+	if opts.DiscoveryInterval > 0 && cc.Client != nil {
+		c.WatchDiscovered(cc.Client.Discovery(), opts.DiscoveryInterval)
+	}
 	for _, r := range resources {
 		if err := c.watch(r); err != nil {
 			return nil, err
@@ -117,6 +143,9 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	}
 	c.log.Info("garbage collector synced", "resources", len(c.resources))
 	var wg sync.WaitGroup
+	if c.discovery != nil {
+		wg.Go(func() { c.runDiscovery(ctx) })
+	}
 	for range max(workers, 1) {
 		wg.Go(func() { c.loop(ctx, c.attemptToDelete, c.processDelete) })
 		wg.Go(func() { c.loop(ctx, c.attemptToOrphan, c.processOrphan) })

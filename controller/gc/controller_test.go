@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+
+	"github.com/batchlet/batchlet/controller/controllerctx"
 )
 
 var (
@@ -52,8 +54,9 @@ func start(t *testing.T, objs ...runtime.Object) *fake.FakeMetadataClient {
 	}
 	client := fake.NewSimpleMetadataClient(scheme, objs...)
 	factory := metadatainformer.NewSharedInformerFactory(client, 0)
-	c, err := New(client, factory, []Resource{podsRes, jobsRes}, clocktesting.NewFakeClock(time.Now()),
-		slog.New(slog.NewTextHandler(io.Discard, nil)), prometheus.NewRegistry())
+	c, err := New(controllerctx.Context{Metadata: client, MetadataInformers: factory, Clock: clocktesting.NewFakeClock(time.Now()),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registerer: prometheus.NewRegistry()},
+		Options{Resources: []Resource{podsRes, jobsRes}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -48,11 +49,11 @@ func (n *node) blocksOwner(owner types.UID) bool {
 type graph struct {
 	mu     sync.Mutex
 	nodes  map[types.UID]*node
-	mapper kindMapper
+	mapper *kindMapper
 	absent *absentCache
 }
 
-func newGraph(m kindMapper) *graph {
+func newGraph(m *kindMapper) *graph {
 	return &graph{nodes: map[types.UID]*node{}, mapper: m, absent: newAbsentCache(4096)}
 }
 
@@ -154,6 +155,31 @@ func (g *graph) link(n *node, r metav1.OwnerReference, out *enqueue) {
 	if o.deletingDependents {
 		out.del(n.id.uid)
 	}
+}
+
+// linkKind links the owners of kind gvk that were an unknown kind when
+// their dependents were observed (a resource discovered since), and
+// returns the work it causes.
+func (g *graph) linkKind(gvk schema.GroupVersionKind) enqueue {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out enqueue
+	for _, n := range g.nodes {
+		if n.virtual {
+			continue
+		}
+		for _, r := range n.owners {
+			gv, err := schema.ParseGroupVersion(r.APIVersion)
+			if err != nil || gv.WithKind(r.Kind) != gvk {
+				continue
+			}
+			if o, ok := g.nodes[r.UID]; ok && o.dependents[n.id.uid] != nil {
+				continue
+			}
+			g.link(n, r, &out)
+		}
+	}
+	return out
 }
 
 // forget removes a deleted object and returns the work it causes.

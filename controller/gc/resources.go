@@ -1,6 +1,8 @@
 package gc
 
 import (
+	"sync"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -31,23 +33,42 @@ func DefaultResources() []Resource {
 	}
 }
 
-// kindMapper resolves an ownerReference's apiVersion/kind to a watched resource.
-type kindMapper map[schema.GroupVersionKind]Resource
+// kindMapper resolves an ownerReference's apiVersion/kind to a watched
+// resource. Discovered resources (custom resources) come and go while
+// workers read it.
+type kindMapper struct {
+	mu sync.RWMutex
+	m  map[schema.GroupVersionKind]Resource
+}
 
-func newKindMapper(rs []Resource) kindMapper {
-	m := kindMapper{}
+func newKindMapper(rs []Resource) *kindMapper {
+	m := &kindMapper{m: map[schema.GroupVersionKind]Resource{}}
 	for _, r := range rs {
-		m[r.GVK()] = r
+		m.m[r.GVK()] = r
 	}
 	return m
 }
 
 // lookup resolves apiVersion and kind. Unknown kinds report ok=false.
-func (m kindMapper) lookup(apiVersion, kind string) (Resource, bool) {
+func (m *kindMapper) lookup(apiVersion, kind string) (Resource, bool) {
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil {
 		return Resource{}, false
 	}
-	r, ok := m[gv.WithKind(kind)]
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	r, ok := m.m[gv.WithKind(kind)]
 	return r, ok
+}
+
+func (m *kindMapper) add(r Resource) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.m[r.GVK()] = r
+}
+
+func (m *kindMapper) remove(r Resource) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.m, r.GVK())
 }

@@ -149,6 +149,7 @@ func (c *Controller) trackAndFlush(ctx context.Context, key string, st *syncStat
 			return fmt.Errorf("adding uncounted pods to status: %w", err)
 		}
 		flushed = true
+		c.emitEvents(st)
 		c.recordIndexes(st.job, tp)
 	}
 	for action, n := range tp.pfpActions {
@@ -181,13 +182,25 @@ func (c *Controller) trackAndFlush(ctx context.Context, key string, st *syncStat
 	return nil
 }
 
+// emitEvents records the events of the status just written. They follow
+// the write: a sync whose write conflicts (a stale cache, a concurrent
+// spec change) is retried, and its events would otherwise be recorded once
+// per try (a Resumed with count 2).
+func (c *Controller) emitEvents(st *syncState) {
+	for _, ev := range st.events {
+		c.recorder.Event(st.job, ev.kind, ev.reason, ev.message)
+	}
+}
+
 // updateStatus writes st.job's status (PUT /status) and keeps the returned
 // object, so a later write in the same sync carries the new resourceVersion.
 func (c *Controller) updateStatus(ctx context.Context, st *syncState, previous *batch.JobStatus) error {
+	from := st.job.ResourceVersion
 	updated, err := c.client.BatchV1().Jobs(st.job.Namespace).UpdateStatus(ctx, st.job, metav1.UpdateOptions{})
 	if err != nil {
 		return err
 	}
+	c.ownWrites.Wrote(jobKey(updated), from, updated.ResourceVersion)
 	status := st.job.Status
 	st.job = updated
 	st.job.Status = status

@@ -7,34 +7,22 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	batchinformers "k8s.io/client-go/informers/batch/v1"
-	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+
+	"github.com/batchlet/batchlet/controller/controllerctx"
+	"github.com/batchlet/batchlet/controller/internal/ownwrites"
 )
 
-// Options configure a Controller. Zero values take upstream's defaults.
+// Options tune the Job controller. Zero values take upstream's defaults.
 type Options struct {
-	// Clock drives every time decision and the work queues' delays.
-	Clock clock.WithTicker
-	// Logger receives structured logs; nil discards them.
-	Logger *slog.Logger
-	// Registerer receives the job_controller_* metrics; nil skips them.
-	Registerer prometheus.Registerer
-	// Recorder records Job events. When nil the controller creates an
-	// event broadcaster writing core/v1 Events with component
-	// "job-controller" through the client.
-	Recorder record.EventRecorder
 	// SyncBatchPeriod batches syncs triggered by pod changes (default 1s).
 	SyncBatchPeriod time.Duration
 	// PodFailureBackOff / MaxPodFailureBackOff: the exponential delay before
@@ -45,6 +33,8 @@ type Options struct {
 	MaxUncountedPods          int
 	MaxPodCreateDeletePerSync int
 }
+
+var _ controllerctx.Controller = (*Controller)(nil)
 
 // Controller is the batch/v1 Job controller.
 type Controller struct {
@@ -70,37 +60,40 @@ type Controller struct {
 	backoff        *backoffStore
 	finishedJobsMu sync.Mutex
 	finishedJobs   map[types.UID]bool // terminal status written, update not yet seen
+	ownWrites      *ownwrites.Tracker // status updates the cache has not shown yet
 	settledMu      sync.Mutex
 	settledScanned map[types.UID]bool // Jobs whose settled pods need no new look
 }
 
 const podByJobIndex = "job-controller-uid"
 
-// NewController builds the Job controller over the given informers. It
+// New builds the Job controller over cc's pod and Job informers. It
 // registers its event handlers and pod indexer, so call it before the
 // informer factory starts.
-func NewController(ctx context.Context, podInformer coreinformers.PodInformer, jobInformer batchinformers.JobInformer, client kubernetes.Interface, opts Options) (*Controller, error) {
+func New(cc controllerctx.Context, opts Options) (*Controller, error) {
+	cc = cc.WithDefaults()
 	opts = withDefaults(opts)
-	m, err := newMetrics(opts.Registerer)
+	m, err := newMetrics(cc.Registerer)
 	if err != nil {
 		return nil, fmt.Errorf("register job controller metrics: %w", err)
 	}
+	podInformer, jobInformer := cc.Informers.Core().V1().Pods(), cc.Informers.Batch().V1().Jobs()
 	c := &Controller{
-		client:         client,
+		client:         cc.Client,
 		jobLister:      jobInformer.Lister(),
 		podLister:      podInformer.Lister(),
 		podIndexer:     podInformer.Informer().GetIndexer(),
 		jobsSynced:     jobInformer.Informer().HasSynced,
 		podsSynced:     podInformer.Informer().HasSynced,
-		clock:          opts.Clock,
-		log:            opts.Logger,
+		clock:          cc.Clock,
+		log:            cc.Logger,
 		metrics:        m,
-		recorder:       opts.Recorder,
 		batchPeriod:    opts.SyncBatchPeriod,
-		podExpect:      newPodExpectations(opts.Clock, ExpectationsTimeout),
+		podExpect:      newPodExpectations(cc.Clock, ExpectationsTimeout),
 		finalizerExp:   newFinalizerExpectations(),
 		backoff:        newBackoffStore(),
 		finishedJobs:   map[types.UID]bool{},
+		ownWrites:      ownwrites.New(),
 		settledScanned: map[types.UID]bool{},
 		tun: tunables{
 			podFailureBackOff:    opts.PodFailureBackOff,
@@ -109,12 +102,9 @@ func NewController(ctx context.Context, podInformer coreinformers.PodInformer, j
 			maxCreateDelete:      opts.MaxPodCreateDeletePerSync,
 		},
 	}
-	c.queue = newQueue(opts.Clock, "job")
-	c.orphanQueue = newQueue(opts.Clock, "job_orphan_pod")
-	if c.recorder == nil {
-		c.broadcaster = record.NewBroadcaster(record.WithContext(ctx))
-		c.recorder = c.broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: controllerComponent})
-	}
+	c.queue = newQueue(cc.Clock, "job")
+	c.orphanQueue = newQueue(cc.Clock, "job_orphan_pod")
+	c.recorder, c.broadcaster = cc.EventRecorder(scheme.Scheme, controllerComponent)
 	if err := c.addPodIndexer(podInformer.Informer()); err != nil {
 		return nil, err
 	}
@@ -125,12 +115,6 @@ func NewController(ctx context.Context, podInformer coreinformers.PodInformer, j
 }
 
 func withDefaults(o Options) Options {
-	if o.Clock == nil {
-		o.Clock = clock.RealClock{}
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
 	if o.SyncBatchPeriod == 0 {
 		o.SyncBatchPeriod = DefaultSyncJobBatchPeriod
 	}
@@ -164,9 +148,8 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer c.orphanQueue.ShutDown()
 	if c.broadcaster != nil {
 		c.broadcaster.StartStructuredLogging(3)
-		c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-		defer c.broadcaster.Shutdown()
 	}
+	defer controllerctx.StartEvents(c.broadcaster, c.client)()
 	c.log.Info("starting job controller", "workers", workers)
 	if !cache.WaitForNamedCacheSync("job", ctx.Done(), c.podsSynced, c.jobsSynced) {
 		return fmt.Errorf("job controller: caches did not sync")

@@ -217,7 +217,6 @@ type podOpsResult struct {
 // Suspended condition.
 func (st *syncState) afterPodOps(res podOpsResult) {
 	job := st.job
-	suspendChanged := false
 	if st.finishedCond != nil {
 		if res.deleted != st.active || !st.satisfiedExpectations {
 			st.finishedCond = nil // retry once every pod is accounted for
@@ -231,14 +230,11 @@ func (st *syncState) afterPodOps(res podOpsResult) {
 		if st.complete() {
 			st.finishedCond = newCondition(batch.JobSuccessCriteriaMet, v1.ConditionTrue, batch.JobReasonCompletionsReached, msgCompletionsReached, st.now)
 		} else if st.manageJobCalled {
-			var ev *event
-			suspendChanged, ev = applySuspendCondition(job, st.now)
-			if ev != nil {
+			if _, ev := applySuspendCondition(job, st.now); ev != nil {
 				st.events = append(st.events, *ev)
 			}
 		}
 	}
-	_ = suspendChanged
 	job.Status.Active = st.active
 	job.Status.Ready = &st.ready
 	job.Status.Terminating = &st.terminating

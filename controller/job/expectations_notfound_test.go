@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+
+	"github.com/batchlet/batchlet/controller/controllerctx"
 )
 
 // A pod the cache still shows but the API no longer has (NotFound on the
@@ -25,8 +27,8 @@ func TestSuspendDeleteOfVanishedPodLowersExpectations(t *testing.T) {
 	job.Spec.Suspend = ptr.To(true)
 	client := fake.NewClientset(job) // the pod is not in the API
 	factory := informers.NewSharedInformerFactory(client, 0)
-	ctrl, err := NewController(t.Context(), factory.Core().V1().Pods(), factory.Batch().V1().Jobs(), client,
-		Options{Clock: clocktesting.NewFakeClock(testEpoch), Recorder: record.NewFakeRecorder(100)})
+	ctrl, err := New(controllerctx.Context{Client: client, Informers: factory,
+		Clock: clocktesting.NewFakeClock(testEpoch), Recorder: record.NewFakeRecorder(100)}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

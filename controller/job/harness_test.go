@@ -22,6 +22,8 @@ import (
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+
+	"github.com/batchlet/batchlet/controller/controllerctx"
 )
 
 // harness runs the real controller against a fake clientset; the test plays
@@ -52,10 +54,9 @@ func newHarness(t *testing.T) *harness {
 	h.client.PrependReactor("update", "*", h.bumpResourceVersion)
 	h.recorder = record.NewFakeRecorder(1000)
 	h.factory = informers.NewSharedInformerFactory(h.client, 0)
-	ctrl, err := NewController(ctx, h.factory.Core().V1().Pods(), h.factory.Batch().V1().Jobs(), h.client,
-		Options{Clock: h.clock, Recorder: h.recorder})
+	ctrl, err := New(controllerctx.Context{Client: h.client, Informers: h.factory, Clock: h.clock, Recorder: h.recorder}, Options{})
 	if err != nil {
-		t.Fatalf("NewController: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	h.ctrl = ctrl
 	h.factory.Start(ctx.Done())

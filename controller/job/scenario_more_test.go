@@ -1,14 +1,20 @@
 package job
 
 import (
+	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	batch "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 )
 
@@ -46,6 +52,53 @@ func TestScenarioSuspendResume(t *testing.T) {
 	wantEv := []string{"Suspended", "SuccessfulCreate", "SuccessfulCreate", "Resumed", "SuccessfulCreate", "SuccessfulCreate", "Completed"}
 	if !slices.Equal(reasons, wantEv) {
 		t.Errorf("events %v, want %v", reasons, wantEv)
+	}
+}
+
+// TestScenarioResumeEventFollowsTheStatusWrite: a resume whose status
+// write conflicts is retried; the Resumed event is recorded once, by the
+// try whose write went through, not once per try.
+func TestScenarioResumeEventFollowsTheStatusWrite(t *testing.T) {
+	h := newHarness(t)
+	j := newTestJob("resume-conflict", 1, 1)
+	j.Spec.Suspend = ptr.To(true)
+	job := h.createJob(j)
+	h.eventually("suspended condition", 10*time.Millisecond, func() bool {
+		return slices.Equal(condTypes(h.getJob(job)), []string{"Suspended=True/JobSuspended"})
+	})
+	var conflicts atomic.Int32
+	h.client.PrependReactor("update", "jobs", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() == "status" && conflicts.Add(1) == 1 {
+			return true, nil, apierrors.NewConflict(batch.Resource("jobs"), job.Name, errors.New("the object has been modified"))
+		}
+		return false, nil, nil
+	})
+	cur := h.getJob(job)
+	cur.Spec.Suspend = ptr.To(false)
+	if _, err := h.client.BatchV1().Jobs("default").Update(h.ctx, cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("resumed condition", 10*time.Millisecond, func() bool {
+		return slices.Equal(condTypes(h.getJob(job)), []string{"Suspended=False/JobResumed"})
+	})
+	h.eventually("job finished", 100*time.Millisecond, func() bool {
+		h.finishPods("default", func(*v1.Pod) (v1.PodPhase, int32) { return v1.PodSucceeded, 0 })
+		return IsJobFinished(h.getJob(job))
+	})
+	if conflicts.Load() < 2 {
+		t.Fatalf("status writes after resume = %d, want the conflicting one and a retry", conflicts.Load())
+	}
+	h.eventually("Completed event", time.Millisecond, func() bool {
+		return slices.ContainsFunc(h.drainEvents(), func(e string) bool { return strings.Contains(e, "Completed") })
+	})
+	resumed := 0
+	for _, e := range h.drainEvents() {
+		if strings.Fields(e)[1] == "Resumed" {
+			resumed++
+		}
+	}
+	if resumed != 1 {
+		t.Errorf("Resumed events = %d, want 1: %v", resumed, h.drainEvents())
 	}
 }
 
@@ -104,4 +157,46 @@ func TestSettledPodReleasedAfterLabelChange(t *testing.T) {
 	if got := h.getJob(job); got.Status.Succeeded != 1 {
 		t.Errorf("succeeded=%d after release, want 1", got.Status.Succeeded)
 	}
+}
+
+// TestSyncSkipsACacheBehindItsOwnStatusUpdate: a Job whose cached copy is
+// one the controller's own status update replaced is not acted on (its
+// pods may already show what that copy's status does not: finalizers
+// removed, counts not yet moved), so no replacement pod is created from
+// it; once the cache shows a later copy the Job is synced again.
+func TestSyncSkipsACacheBehindItsOwnStatusUpdate(t *testing.T) {
+	h := newHarness(t)
+	job := h.createJob(newTestJob("behind", 2, 1))
+	h.eventually("first pod", 10*time.Millisecond, func() bool { return len(h.pods("default")) == 1 })
+	key := "default/behind"
+	h.eventually("job in cache", time.Millisecond, func() bool {
+		cached, err := h.ctrl.jobLister.Jobs("default").Get("behind")
+		if err != nil {
+			return false
+		}
+		job = cached
+		return cached.Status.StartTime != nil
+	})
+	h.ctrl.ownWrites.Wrote(key, job.ResourceVersion, "written-by-the-controller")
+	pod := h.pods("default")[0]
+	if err := h.client.CoreV1().Pods("default").Delete(h.ctx, pod.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("pod gone from the cache", time.Millisecond, func() bool {
+		pods, _ := h.ctrl.podLister.Pods("default").List(labels.Everything())
+		return len(pods) == 0
+	})
+	if err := h.ctrl.syncJob(h.ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.pods("default")); n != 0 {
+		t.Fatalf("a sync on the replaced copy created %d pods", n)
+	}
+
+	cur := h.getJob(job)
+	cur.Annotations = map[string]string{"moved": "on"}
+	if _, err := h.client.BatchV1().Jobs("default").Update(h.ctx, cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("replacement pod once the cache moved on", 10*time.Millisecond, func() bool { return len(h.pods("default")) == 1 })
 }

@@ -23,10 +23,18 @@ func (c *Controller) syncJob(ctx context.Context, key string) (rErr error) {
 		c.podExpect.delete(key)
 		c.finalizerExp.delete(key)
 		c.backoff.remove(key)
+		c.ownWrites.Forget(key)
 		return nil
 	}
 	if err != nil {
 		return err
+	}
+	if c.ownWrites.Behind(key, shared.ResourceVersion) {
+		// Pods may already show what this Job's cached status does not:
+		// their finalizers gone, their counts not. The update's own event
+		// queues the Job again.
+		c.log.Debug("job cache behind its status update, waiting for the update event", "namespace", ns, "job", name)
+		return nil
 	}
 	if ctrl, external := managedByExternal(shared); external {
 		c.log.Debug("skipping job managed by another controller", "job", key, "managedBy", ctrl)
@@ -63,9 +71,6 @@ func (c *Controller) syncJob(ctx context.Context, key string) (rErr error) {
 	st.afterPodOps(res)
 	if st.requeueAfter > 0 {
 		c.queue.AddAfter(key, st.requeueAfter)
-	}
-	for _, ev := range st.events {
-		c.recorder.Event(st.job, ev.kind, ev.reason, ev.message)
 	}
 	if err := c.trackAndFlush(ctx, key, st, oldStatus); err != nil {
 		return fmt.Errorf("tracking status: %w", err)

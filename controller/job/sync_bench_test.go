@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+
+	"github.com/batchlet/batchlet/controller/controllerctx"
 )
 
 // benchSyncFixture is an Indexed Job deep into its run: counted pods
@@ -27,7 +29,6 @@ type benchSyncFixture struct {
 
 func newBenchSyncFixture(b testing.TB, counted, fresh, running int) *benchSyncFixture {
 	b.Helper()
-	ctx := b.Context()
 	completions := int32(counted + fresh + running + 1000)
 	j := newTestJob("bench", completions, int32(running))
 	j.UID = "job-uid-bench"
@@ -40,8 +41,8 @@ func newBenchSyncFixture(b testing.TB, counted, fresh, running int) *benchSyncFi
 	j.Status.UncountedTerminatedPods = &batch.UncountedTerminatedPods{}
 	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
 	podInf, jobInf := factory.Core().V1().Pods(), factory.Batch().V1().Jobs()
-	ctrl, err := NewController(ctx, podInf, jobInf, fake.NewClientset(),
-		Options{Clock: clocktesting.NewFakeClock(testEpoch), Recorder: record.NewFakeRecorder(10)})
+	ctrl, err := New(controllerctx.Context{Client: fake.NewClientset(), Informers: factory,
+		Clock: clocktesting.NewFakeClock(testEpoch), Recorder: record.NewFakeRecorder(10)}, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func (c *Controller) deleteJobs(ctx context.Context, jobs []*batchv1.Job, log *s
 // deleteJobSet deletes an expired JobSet (foreground, like upstream's TTL).
 func (c *Controller) deleteJobSet(ctx context.Context, p *plan, log *slog.Logger) error {
 	fg := metav1.DeletePropagationForeground
-	err := c.jobsets.Namespace(p.js.Namespace).Delete(ctx, p.js.Name, metav1.DeleteOptions{PropagationPolicy: &fg})
+	err := c.jobsets.JobsetV1alpha2().JobSets(p.js.Namespace).Delete(ctx, p.js.Name, metav1.DeleteOptions{PropagationPolicy: &fg})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete jobset %s/%s after ttl: %w", p.js.Namespace, p.js.Name, err)
 	}
@@ -142,13 +142,12 @@ func (c *Controller) updateStatus(ctx context.Context, p *plan) error {
 	if !p.updateStatus {
 		return nil
 	}
-	u, err := toUnstructured(p.js)
+	from := p.js.ResourceVersion
+	updated, err := c.jobsets.JobsetV1alpha2().JobSets(p.js.Namespace).UpdateStatus(ctx, p.js, metav1.UpdateOptions{})
 	if err != nil {
-		return err
-	}
-	if _, err := c.jobsets.Namespace(p.js.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("update status of jobset %s/%s: %w", p.js.Namespace, p.js.Name, err)
 	}
+	c.written.Wrote(p.js.Namespace+"/"+p.js.Name, from, updated.ResourceVersion)
 	c.metrics.record(p)
 	for _, e := range p.events {
 		c.recorder.Eventf(p.js, e.Type, e.Reason, "%s", e.Message)

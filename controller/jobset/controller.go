@@ -6,15 +6,12 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
@@ -24,7 +21,15 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	jobsetclient "sigs.k8s.io/jobset/client-go/clientset/versioned"
+	jobsetinformers "sigs.k8s.io/jobset/client-go/informers/externalversions"
+	jobsetlisters "sigs.k8s.io/jobset/client-go/listers/jobset/v1alpha2"
+
+	"github.com/batchlet/batchlet/controller/controllerctx"
+	"github.com/batchlet/batchlet/controller/internal/ownwrites"
 )
+
+var _ controllerctx.Controller = (*Controller)(nil)
 
 // EventRecorder is the part of client-go's record.EventRecorder the
 // controller uses.
@@ -32,27 +37,17 @@ type EventRecorder interface {
 	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...interface{})
 }
 
-// Options holds the controller's injected dependencies. Zero values get
-// defaults: the real clock, slog.Default(), no metrics registration, and an
-// events.k8s.io/v1 recorder with reporting controller "jobset" (see
-// newEventRecorder).
-type Options struct {
-	Clock      clock.Clock
-	Logger     *slog.Logger
-	Registerer prometheus.Registerer
-	Recorder   EventRecorder
-}
-
 // Controller reconciles JobSets into child Jobs and a headless Service.
 type Controller struct {
 	kube    kubernetes.Interface
-	jobsets dynamic.NamespaceableResourceInterface
+	jobsets jobsetclient.Interface
 
-	kubeInformers  informers.SharedInformerFactory
-	dynInformers   dynamicinformer.DynamicSharedInformerFactory
-	jobLister      batchlisters.JobLister
-	serviceLister  corelisters.ServiceLister
-	informerSynced []cache.InformerSynced
+	kubeInformers   informers.SharedInformerFactory
+	jobsetInformers jobsetinformers.SharedInformerFactory
+	jobsetLister    jobsetlisters.JobSetLister
+	jobLister       batchlisters.JobLister
+	serviceLister   corelisters.ServiceLister
+	informerSynced  []cache.InformerSynced
 
 	queue       workqueue.TypedRateLimitingInterface[string]
 	clock       clock.Clock
@@ -60,36 +55,35 @@ type Controller struct {
 	recorder    EventRecorder
 	broadcaster events.EventBroadcaster
 	metrics     *metrics
+	// written holds, per JobSet key, the resourceVersion a status update
+	// was based on until the informer shows the update (see getJobSet).
+	written *ownwrites.Tracker
 }
 
-// NewController wires the controller to its clients and informers. The
-// informers are registered here; Run starts the factories.
-func NewController(kube kubernetes.Interface, dyn dynamic.Interface, kubeInformers informers.SharedInformerFactory,
-	dynInformers dynamicinformer.DynamicSharedInformerFactory, opts Options) (*Controller, error) {
-	m, err := newMetrics(opts.Registerer)
+// New wires the controller to cc's clients and informers. The informers
+// are registered here; Run starts the factories.
+func New(cc controllerctx.Context) (*Controller, error) {
+	cc = cc.WithDefaults()
+	m, err := newMetrics(cc.Registerer)
 	if err != nil {
 		return nil, err
 	}
 	c := &Controller{
-		kube:          kube,
-		jobsets:       dyn.Resource(GroupVersionResource),
-		kubeInformers: kubeInformers,
-		dynInformers:  dynInformers,
+		kube:            cc.Client,
+		jobsets:         cc.JobSetClient,
+		kubeInformers:   cc.Informers,
+		jobsetInformers: cc.JobSetInformers,
+		written:         ownwrites.New(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "jobset"}),
-		clock:    opts.Clock,
-		log:      opts.Logger,
-		recorder: opts.Recorder,
-		metrics:  m,
+		clock:   cc.Clock,
+		log:     cc.Logger,
+		metrics: m,
 	}
-	if c.clock == nil {
-		c.clock = clock.RealClock{}
-	}
-	if c.log == nil {
-		c.log = slog.Default()
-	}
-	if c.recorder == nil {
-		c.broadcaster, c.recorder = newEventRecorder(kube)
+	if cc.Recorder != nil {
+		c.recorder = cc.Recorder
+	} else {
+		c.broadcaster, c.recorder = newEventRecorder(cc.Client)
 	}
 	if err := c.registerInformers(); err != nil {
 		return nil, err
@@ -104,7 +98,8 @@ func eventScheme() *runtime.Scheme {
 }
 
 func (c *Controller) registerInformers() error {
-	jsInformer := c.dynInformers.ForResource(GroupVersionResource).Informer()
+	jsInformer := c.jobsetInformers.Jobset().V1alpha2().JobSets()
+	c.jobsetLister = jsInformer.Lister()
 	jobInformer := c.kubeInformers.Batch().V1().Jobs()
 	svcInformer := c.kubeInformers.Core().V1().Services()
 	c.jobLister = jobInformer.Lister()
@@ -113,7 +108,7 @@ func (c *Controller) registerInformers() error {
 		inf cache.SharedIndexInformer
 		fn  func(obj interface{})
 	}{
-		{jsInformer, c.enqueueJobSet},
+		{jsInformer.Informer(), c.enqueueJobSet},
 		{jobInformer.Informer(), c.enqueueOwner},
 		{svcInformer.Informer(), c.enqueueOwner},
 	}
@@ -168,7 +163,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 		defer c.broadcaster.Shutdown()
 	}
 	c.kubeInformers.Start(ctx.Done())
-	c.dynInformers.Start(ctx.Done())
+	c.jobsetInformers.Start(ctx.Done())
 	c.log.Info("starting jobset controller", "workers", workers)
 	if !cache.WaitForCacheSync(ctx.Done(), c.informerSynced...) {
 		return fmt.Errorf("jobset controller: waiting for caches to sync: %w", ctx.Err())

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,9 +15,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic/dynamicinformer"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -23,42 +22,55 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	jobsetfake "sigs.k8s.io/jobset/client-go/clientset/versioned/fake"
+	jobsetinformers "sigs.k8s.io/jobset/client-go/informers/externalversions"
+
+	"github.com/batchlet/batchlet/controller/controllerctx"
 )
 
 // harness drives the controller against fake clients. The test plays the
 // Job controller: it flips child Job conditions itself, and refresh copies
 // the fake API state into the informer caches (no informer goroutines).
 type harness struct {
-	t     *testing.T
-	ctx   context.Context
-	kube  *kubefake.Clientset
-	kinf  informers.SharedInformerFactory
-	c     *Controller
-	rec   *record.FakeRecorder
-	clock *clocktesting.FakeClock
-	reg   *prometheus.Registry
-	key   string
+	t    *testing.T
+	ctx  context.Context
+	kube *kubefake.Clientset
+	kinf informers.SharedInformerFactory
+	// jobsets is the JobSet API and jsinf its informers.
+	jobsets *jobsetfake.Clientset
+	jsinf   jobsetinformers.SharedInformerFactory
+	c       *Controller
+	rec     *record.FakeRecorder
+	clock   *clocktesting.FakeClock
+	reg     *prometheus.Registry
+	key     string
 }
 
 func newHarness(t *testing.T, js *jobsetapi.JobSet) *harness {
 	t.Helper()
-	// An empty scheme: the fake dynamic client must keep JobSets unstructured.
-	scheme := runtime.NewScheme()
-	u, err := toUnstructured(js.DeepCopy())
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme,
-		map[schema.GroupVersionResource]string{GroupVersionResource: "JobSetList"}, u)
-	h := &harness{t: t, ctx: t.Context(), kube: kubefake.NewClientset(), rec: record.NewFakeRecorder(1000),
-		clock: clocktesting.NewFakeClock(t0), reg: prometheus.NewRegistry(), key: js.Namespace + "/" + js.Name}
+	h := &harness{t: t, ctx: t.Context(), kube: kubefake.NewClientset(), jobsets: jobsetfake.NewClientset(withResourceVersion(js.DeepCopy(), "1")),
+		rec: record.NewFakeRecorder(1000), clock: clocktesting.NewFakeClock(t0), reg: prometheus.NewRegistry(), key: js.Namespace + "/" + js.Name}
+	// JobSet updates get a new resourceVersion, as from the API server.
+	var rv atomic.Int64
+	rv.Store(1)
+	h.jobsets.PrependReactor("update", "jobsets", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		a.(k8stesting.UpdateAction).GetObject().(*jobsetapi.JobSet).ResourceVersion = strconv.FormatInt(rv.Add(1), 10)
+		return false, nil, nil
+	})
 	h.kinf = informers.NewSharedInformerFactory(h.kube, 0)
-	dinf := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
-	h.c, err = NewController(h.kube, dyn, h.kinf, dinf, Options{Clock: h.clock, Logger: discardLogger(), Registerer: h.reg, Recorder: h.rec})
+	h.jsinf = jobsetinformers.NewSharedInformerFactory(h.jobsets, 0)
+	var err error
+	h.c, err = New(controllerctx.Context{Client: h.kube, Informers: h.kinf, JobSetClient: h.jobsets, JobSetInformers: h.jsinf,
+		Clock: h.clock, Logger: discardLogger(), Registerer: h.reg, Recorder: h.rec})
 	if err != nil {
-		t.Fatalf("NewController: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	return h
+}
+
+func withResourceVersion(js *jobsetapi.JobSet, rv string) *jobsetapi.JobSet {
+	js.ResourceVersion = rv
+	return js
 }
 
 // reconcile refreshes the caches and runs one reconcile of the JobSet.
@@ -95,12 +107,23 @@ func (h *harness) refresh() {
 	if err := h.kinf.Core().V1().Services().Informer().GetIndexer().Replace(items, ""); err != nil {
 		h.t.Fatal(err)
 	}
+	jobsets, err := h.jobsets.JobsetV1alpha2().JobSets("").List(h.ctx, metav1.ListOptions{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	items = nil
+	for i := range jobsets.Items {
+		items = append(items, &jobsets.Items[i])
+	}
+	if err := h.jsinf.Jobset().V1alpha2().JobSets().Informer().GetIndexer().Replace(items, ""); err != nil {
+		h.t.Fatal(err)
+	}
 }
 
 func (h *harness) jobSet() *jobsetapi.JobSet {
 	h.t.Helper()
 	ns, name, _ := strings.Cut(h.key, "/")
-	js, err := h.c.getJobSet(h.ctx, ns, name)
+	js, err := h.jobsets.JobsetV1alpha2().JobSets(ns).Get(h.ctx, name, metav1.GetOptions{})
 	if err != nil {
 		h.t.Fatalf("get jobset: %v", err)
 	}
@@ -392,7 +415,7 @@ func TestControllerTTLAfterFinished(t *testing.T) {
 	}
 	h.clock.Step(31 * time.Second)
 	h.reconcile()
-	if _, err := h.c.getJobSet(h.ctx, "default", "js"); err == nil {
+	if _, err := h.jobsets.JobsetV1alpha2().JobSets("default").Get(h.ctx, "js", metav1.GetOptions{}); err == nil {
 		t.Errorf("jobset not deleted after ttl")
 	}
 }

@@ -6,9 +6,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 )
@@ -19,7 +16,7 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	if err != nil {
 		return 0, fmt.Errorf("split key %q: %w", key, err)
 	}
-	js, err := c.getJobSet(ctx, ns, name)
+	js, err := c.getJobSet(key, ns, name)
 	if apierrors.IsNotFound(err) {
 		return 0, nil
 	}
@@ -65,35 +62,21 @@ func (c *Controller) observe(js *jobsetapi.JobSet) (observed, error) {
 	return obs, nil
 }
 
-// getJobSet reads the JobSet from the API server (not the cache), so the
-// decision sees the latest status.restarts.
-func (c *Controller) getJobSet(ctx context.Context, ns, name string) (*jobsetapi.JobSet, error) {
-	u, err := c.jobsets.Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
+// getJobSet reads the JobSet from the informer's cache. A cache that has
+// not yet shown this controller's last status update reads as NotFound:
+// the update's own event queues the JobSet again.
+func (c *Controller) getJobSet(key, ns, name string) (*jobsetapi.JobSet, error) {
+	js, err := c.jobsetLister.JobSets(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.written.Forget(key)
 		return nil, err
 	}
-	return fromUnstructured(u)
-}
-
-func fromUnstructured(u *unstructured.Unstructured) (*jobsetapi.JobSet, error) {
-	js := &jobsetapi.JobSet{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, js); err != nil {
-		return nil, fmt.Errorf("convert jobset %s/%s: %w", u.GetNamespace(), u.GetName(), err)
-	}
-	setTypeMeta(js)
-	return js, nil
-}
-
-func toUnstructured(js *jobsetapi.JobSet) (*unstructured.Unstructured, error) {
-	setTypeMeta(js)
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(js)
 	if err != nil {
-		return nil, fmt.Errorf("convert jobset %s/%s: %w", js.Namespace, js.Name, err)
+		return nil, fmt.Errorf("get jobset %s from cache: %w", key, err)
 	}
-	return &unstructured.Unstructured{Object: obj}, nil
-}
-
-func setTypeMeta(js *jobsetapi.JobSet) {
-	js.APIVersion = jobsetapi.GroupVersion.String()
-	js.Kind = jobSetKind
+	if c.written.Behind(key, js.ResourceVersion) {
+		c.log.Debug("jobset cache behind its status update, waiting for the update event", "namespace", ns, "jobset", name)
+		return nil, apierrors.NewNotFound(GroupVersionResource.GroupResource(), name)
+	}
+	return js, nil
 }

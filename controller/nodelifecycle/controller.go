@@ -20,13 +20,13 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 
+	"github.com/batchlet/batchlet/controller/controllerctx"
 	"github.com/batchlet/batchlet/controller/internal/periodic"
 	"github.com/batchlet/batchlet/controller/metricsreg"
 )
@@ -46,6 +46,8 @@ type Options struct {
 	MonitorPeriod time.Duration
 }
 
+var _ controllerctx.Controller = (*Controller)(nil)
+
 // Controller is the node lifecycle controller and NoExecute taint manager.
 type Controller struct {
 	client   kubernetes.Interface
@@ -59,9 +61,12 @@ type Controller struct {
 	recorder record.EventRecorder
 	// nodeEvents records the node controller's events on nodes.
 	nodeEvents record.EventRecorder
-	events     record.EventBroadcaster
-	evicted    prometheus.Counter
-	kick       chan struct{}
+	// taintBroadcaster and nodeBroadcaster send the two recorders' events (nil
+	// with an injected recorder).
+	taintBroadcaster record.EventBroadcaster
+	nodeBroadcaster  record.EventBroadcaster
+	evicted          prometheus.Counter
+	kick             chan struct{}
 
 	mu     sync.Mutex
 	probes map[string]time.Time
@@ -69,28 +74,28 @@ type Controller struct {
 	registered map[string]bool
 }
 
-// New builds the controller on factory's node, lease and pod informers.
-func New(client kubernetes.Interface, factory informers.SharedInformerFactory, clk clock.Clock,
-	logger *slog.Logger, reg prometheus.Registerer, opts Options) (*Controller, error) {
+// New builds the controller on cc's node, lease and pod informers.
+func New(cc controllerctx.Context, opts Options) (*Controller, error) {
+	cc = cc.WithDefaults()
 	if opts.GracePeriod == 0 {
 		opts.GracePeriod = DefaultGracePeriod
 	}
 	if opts.MonitorPeriod == 0 {
 		opts.MonitorPeriod = DefaultMonitorPeriod
 	}
-	b := record.NewBroadcaster()
+	factory := cc.Informers
 	c := &Controller{
-		client: client, factory: factory, opts: opts, clock: clk, log: logger.With("controller", "node-lifecycle"),
+		client: cc.Client, factory: factory, opts: opts, clock: cc.Clock, log: cc.Logger.With("controller", "node-lifecycle"),
 		nodes: factory.Core().V1().Nodes().Lister(), pods: factory.Core().V1().Pods().Lister(),
-		events: b, recorder: b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "taint-eviction-controller"}),
-		nodeEvents: b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "node-controller"}),
 		evicted: prometheus.NewCounter(prometheus.CounterOpts{
 			Subsystem: "taint_eviction_controller", Name: "pod_deletions_total",
 			Help: "Total number of Pods deleted by the taint eviction controller since its start.",
 		}),
 		kick: make(chan struct{}, 1), probes: map[string]time.Time{}, registered: map[string]bool{},
 	}
-	if err := metricsreg.Register(reg, "node lifecycle", c.evicted); err != nil {
+	c.recorder, c.taintBroadcaster = cc.EventRecorder(scheme.Scheme, "taint-eviction-controller")
+	c.nodeEvents, c.nodeBroadcaster = cc.EventRecorder(scheme.Scheme, "node-controller")
+	if err := metricsreg.Register(cc.Registerer, "node lifecycle", c.evicted); err != nil {
 		return nil, err
 	}
 	return c, c.watch()
@@ -179,8 +184,8 @@ func (c *Controller) wake() {
 
 // Run monitors nodes until ctx ends. workers is unused: one pass at a time.
 func (c *Controller) Run(ctx context.Context, _ int) error {
-	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-	defer c.events.Shutdown()
+	defer controllerctx.StartEvents(c.taintBroadcaster, c.client)()
+	defer controllerctx.StartEvents(c.nodeBroadcaster, c.client)()
 	c.factory.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return fmt.Errorf("node lifecycle: wait for caches: %w", ctx.Err())

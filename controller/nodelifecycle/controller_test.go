@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/batchlet/batchlet/controller/controllerctx"
 )
 
 func TestSilentNodeGetsUnknownTaintedAndPodsEvicted(t *testing.T) {
@@ -26,7 +28,8 @@ func TestSilentNodeGetsUnknownTaintedAndPodsEvicted(t *testing.T) {
 	client := fake.NewClientset(node, lease, pod)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	clk := clocktesting.NewFakeClock(t0)
-	c, err := New(client, factory, clk, slog.New(slog.NewTextHandler(io.Discard, nil)), prometheus.NewRegistry(), Options{})
+	c, err := New(controllerctx.Context{Client: client, Informers: factory, Clock: clk,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registerer: prometheus.NewRegistry()}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

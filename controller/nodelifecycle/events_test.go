@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/batchlet/batchlet/controller/controllerctx"
 )
 
 // The node controller records RegisteredNode when it first sees a node;
@@ -30,7 +32,8 @@ func TestNodeControllerEvents(t *testing.T) {
 	client := fake.NewClientset(node, lease, ready)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	clk := clocktesting.NewFakeClock(t0)
-	c, err := New(client, factory, clk, slog.New(slog.NewTextHandler(io.Discard, nil)), prometheus.NewRegistry(), Options{})
+	c, err := New(controllerctx.Context{Client: client, Informers: factory, Clock: clk,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registerer: prometheus.NewRegistry()}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
+	"github.com/batchlet/batchlet/controller/controllerctx"
 	"github.com/batchlet/batchlet/controller/internal/periodic"
 	"github.com/batchlet/batchlet/controller/metricsreg"
 )
@@ -63,6 +64,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+var _ controllerctx.Controller = (*Controller)(nil)
+
 // Controller is the pod garbage collector.
 type Controller struct {
 	client       kubernetes.Interface
@@ -77,12 +80,13 @@ type Controller struct {
 	missingSince map[string]time.Time
 }
 
-// New builds the pod GC on factory's pod and node informers.
-func New(client kubernetes.Interface, factory informers.SharedInformerFactory, clk clock.Clock,
-	logger *slog.Logger, reg prometheus.Registerer, opts Options) (*Controller, error) {
+// New builds the pod GC on cc's pod and node informers.
+func New(cc controllerctx.Context, opts Options) (*Controller, error) {
+	cc = cc.WithDefaults()
+	factory := cc.Informers
 	c := &Controller{
-		client: client, factory: factory, opts: opts.withDefaults(), clock: clk,
-		log: logger.With("controller", "pod-garbage-collector"), missingSince: map[string]time.Time{},
+		client: cc.Client, factory: factory, opts: opts.withDefaults(), clock: cc.Clock,
+		log: cc.Logger.With("controller", "pod-garbage-collector"), missingSince: map[string]time.Time{},
 		pods:  factory.Core().V1().Pods().Lister(),
 		nodes: factory.Core().V1().Nodes().Lister(),
 		deleted: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -91,7 +95,7 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, c
 		}, []string{"reason"}),
 	}
 	c.synced = []cache.InformerSynced{factory.Core().V1().Pods().Informer().HasSynced, factory.Core().V1().Nodes().Informer().HasSynced}
-	if err := metricsreg.Register(reg, "pod gc", c.deleted); err != nil {
+	if err := metricsreg.Register(cc.Registerer, "pod gc", c.deleted); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/batchlet/batchlet/controller/controllerctx"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,7 +14,6 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
-	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -32,11 +32,13 @@ type Controller struct {
 	queue      workqueue.TypedRateLimitingInterface[string]
 }
 
-// New builds the publisher of rootCA (PEM) on a namespace informer; it
-// watches only the ConfigMaps named kube-root-ca.crt, with its own
+// New builds the publisher of cc.RootCA (PEM) on cc's namespace informer;
+// it watches only the ConfigMaps named kube-root-ca.crt, with its own
 // informer, started by Run. With no CA (a kubeconfig that skips TLS
 // verification) Run publishes nothing.
-func New(client kubernetes.Interface, nsInformer coreinformers.NamespaceInformer, rootCA []byte, log *slog.Logger) (*Controller, error) {
+func New(cc controllerctx.Context) (*Controller, error) {
+	cc = cc.WithDefaults()
+	client, nsInformer, rootCA, log := cc.Client, cc.Informers.Core().V1().Namespaces(), cc.RootCA, cc.Logger
 	cmFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", ConfigMapName).String()
 	}))

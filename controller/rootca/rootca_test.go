@@ -2,7 +2,7 @@ package rootca
 
 import (
 	"context"
-	"log/slog"
+	"github.com/batchlet/batchlet/controller/controllerctx"
 	"reflect"
 	"testing"
 
@@ -66,7 +66,7 @@ func TestSyncCreatesAndRestoresEdited(t *testing.T) {
 	ctx := context.Background()
 	client := fake.NewClientset(namespace("team", corev1.NamespaceActive))
 	factory := informers.NewSharedInformerFactory(client, 0)
-	c, err := New(client, factory.Core().V1().Namespaces(), []byte(ca), slog.New(slog.DiscardHandler))
+	c, err := New(controllerctx.Context{Client: client, Informers: factory, RootCA: []byte(ca)})
 	if err != nil {
 		t.Fatal(err)
 	}

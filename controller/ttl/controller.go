@@ -10,25 +10,24 @@ import (
 	batch "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	batchinformers "k8s.io/client-go/informers/batch/v1"
 	"k8s.io/client-go/kubernetes"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
+	"github.com/batchlet/batchlet/controller/controllerctx"
 	"github.com/batchlet/batchlet/controller/metricsreg"
 )
 
 // Options configure the TTL controller.
 type Options struct {
-	Clock      clock.WithTicker
-	Logger     *slog.Logger
-	Registerer prometheus.Registerer
 	// Propagation of the Job deletion; Background by default. (Upstream's
 	// ttl-after-finished-controller uses Foreground.)
 	Propagation metav1.DeletionPropagation
 }
+
+var _ controllerctx.Controller = (*Controller)(nil)
 
 // Controller deletes finished Jobs after their TTL.
 type Controller struct {
@@ -42,29 +41,25 @@ type Controller struct {
 	deletion    prometheus.Histogram
 }
 
-// NewController builds the TTL controller over a Job informer.
-func NewController(jobInformer batchinformers.JobInformer, client kubernetes.Interface, opts Options) (*Controller, error) {
-	if opts.Clock == nil {
-		opts.Clock = clock.RealClock{}
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
+// New builds the TTL controller over cc's Job informer.
+func New(cc controllerctx.Context, opts Options) (*Controller, error) {
+	cc = cc.WithDefaults()
 	if opts.Propagation == "" {
 		opts.Propagation = metav1.DeletePropagationBackground
 	}
+	jobInformer := cc.Informers.Batch().V1().Jobs()
 	c := &Controller{
-		client: client, lister: jobInformer.Lister(), synced: jobInformer.Informer().HasSynced,
-		clock: opts.Clock, log: opts.Logger, propagation: opts.Propagation,
+		client: cc.Client, lister: jobInformer.Lister(), synced: jobInformer.Informer().HasSynced,
+		clock: cc.Clock, log: cc.Logger, propagation: opts.Propagation,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "ttl_jobs_to_delete", Clock: opts.Clock}),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "ttl_jobs_to_delete", Clock: cc.Clock}),
 		deletion: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Subsystem: "ttl_after_finished_controller", Name: "job_deletion_duration_seconds",
 			Help:    "The time it took to delete the job since it became eligible for deletion",
 			Buckets: prometheus.ExponentialBuckets(0.1, 2, 14),
 		}),
 	}
-	if err := metricsreg.Register(opts.Registerer, "ttl", c.deletion); err != nil {
+	if err := metricsreg.Register(cc.Registerer, "ttl", c.deletion); err != nil {
 		return nil, err
 	}
 	_, err := jobInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{

@@ -14,6 +14,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+
+	"github.com/batchlet/batchlet/controller/controllerctx"
 )
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -66,7 +68,7 @@ func TestDeletesAfterTTLWithPreconditions(t *testing.T) {
 	})
 	clk := clocktesting.NewFakeClock(epoch.Add(10 * time.Second))
 	factory := informers.NewSharedInformerFactory(client, 0)
-	c, err := NewController(factory.Batch().V1().Jobs(), client, Options{Clock: clk})
+	c, err := New(controllerctx.Context{Client: client, Informers: factory, Clock: clk}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@
 #
 #   hack/realcluster/build.sh            # prints the bin directory
 set -euo pipefail
+. "$(dirname "$0")/../lib/kube-module.sh"
 
 KUBE_VERSION=${KUBE_VERSION:-v1.34.4}
 cache=${BATCHLET_REALCLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/batchlet/realcluster-$KUBE_VERSION}
@@ -18,20 +19,7 @@ fi
 mod=$cache/mod
 mkdir -p "$mod/etcd" "$bin"
 
-# The staging modules k8s.io/kubernetes replaces with ./staging/... are
-# published as k8s.io/<name> v0.<minor>.<patch>.
-GOFLAGS= go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" >"$cache/kubernetes.json"
-gomod=$(sed -n 's/.*"GoMod": "\(.*\)",/\1/p' "$cache/kubernetes.json")
-staging_version=v0.${KUBE_VERSION#v1.}
-{
-  echo "module batchlet.dev/realcluster"
-  echo
-  echo "go $(go env GOVERSION | sed 's/^go//')"
-  echo
-  echo "require k8s.io/kubernetes $KUBE_VERSION"
-  echo
-  grep -E '=> \./staging/src/' "$gomod" | awk -v v="$staging_version" '{print "replace " $1 " => " $1 " " v}'
-} >"$mod/go.mod"
+kube_module_gomod batchlet.dev/realcluster "$KUBE_VERSION" "$cache" >"$mod/go.mod"
 
 # etcd's server module is already in k8s.io/kubernetes's build list; its
 # etcdmain package is the etcd binary.

@@ -1,0 +1,83 @@
+package gc
+
+import (
+	"context"
+	"github.com/batchlet/batchlet/controller/controllerctx"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata/fake"
+	"k8s.io/client-go/metadata/metadatainformer"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+)
+
+// fakeDiscovery serves fixed resource lists.
+type fakeDiscovery struct{ lists []*metav1.APIResourceList }
+
+func (d *fakeDiscovery) ServerPreferredResources() ([]*metav1.APIResourceList, error) {
+	return d.lists, nil
+}
+
+var widgetsRes = Resource{GVR: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}, Kind: "Widget", Namespaced: true}
+
+func discoveryWith(extra ...metav1.APIResource) *fakeDiscovery {
+	all := []string{"create", "delete", "get", "list", "watch"}
+	return &fakeDiscovery{lists: []*metav1.APIResourceList{
+		{GroupVersion: "v1", APIResources: []metav1.APIResource{
+			{Name: "pods", Kind: "Pod", Namespaced: true, Verbs: all},
+			{Name: "events", Kind: "Event", Namespaced: true, Verbs: all},
+			{Name: "pods/status", Kind: "Pod", Namespaced: true, Verbs: []string{"get", "patch"}},
+		}},
+		{GroupVersion: "example.com/v1", APIResources: append([]metav1.APIResource{
+			{Name: "widgets", Kind: "Widget", Namespaced: true, Verbs: all},
+			{Name: "readonly", Kind: "ReadOnly", Namespaced: true, Verbs: []string{"get", "list", "watch"}},
+		}, extra...)},
+	}}
+}
+
+func TestDeletableResources(t *testing.T) {
+	c := &Controller{resources: []Resource{podsRes, jobsRes}}
+	got := c.deletableResources(discoveryWith().lists)
+	if len(got) != 1 || got[widgetsRes.GVR] != widgetsRes {
+		t.Fatalf("deletable resources = %v, want only widgets (pods configured, events ignored, subresources and read-only skipped)", got)
+	}
+}
+
+func widgetRef(name, uid string) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: "example.com/v1", Kind: "Widget", Name: name, UID: k8stypes.UID(uid), Controller: ptr.To(true)}
+}
+
+func TestDiscoveredOwnerKindsAreCollected(t *testing.T) {
+	scheme := fake.NewTestScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	objs := []runtime.Object{
+		obj(widgetsRes, "live", "w-live"),
+		obj(podsRes, "of-live", "p1", widgetRef("live", "w-live")),
+		obj(podsRes, "of-gone", "p2", widgetRef("gone", "w-gone")),
+	}
+	client := fake.NewSimpleMetadataClient(scheme, objs...)
+	c, err := New(controllerctx.Context{Metadata: client, MetadataInformers: metadatainformer.NewSharedInformerFactory(client, 0),
+		Clock: clocktesting.NewFakeClock(time.Now()), Registerer: prometheus.NewRegistry()}, Options{Resources: []Resource{podsRes, jobsRes}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.WatchDiscovered(discoveryWith(), time.Minute)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = c.Run(ctx, 2) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	eventually(t, "pod of the missing Widget deleted", func() bool { return get(t, client, podsRes, "of-gone") == nil })
+	if err := client.Resource(widgetsRes.GVR).Namespace("ns").Delete(t.Context(), "live", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "pod deleted after its Widget", func() bool { return get(t, client, podsRes, "of-live") == nil })
+}
