@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -131,6 +132,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	if !waitForSync(ctx, a.podsInf.HasSynced) {
 		return fmt.Errorf("pod informer did not sync: %w", ctx.Err())
 	}
+	a.reapOrphans()
 	var wg sync.WaitGroup
 	for range a.cfg.Workers {
 		wg.Add(1)
@@ -209,4 +211,24 @@ func waitForSync(ctx context.Context, hasSynced cache.InformerSynced) bool {
 		}
 	}
 	return true
+}
+
+// reapOrphans has the runtime end the containers an earlier agent process
+// left of pods deleted, or finished, while no agent ran (the kubelet's
+// garbage collection of containers without a pod).
+func (a *Agent) reapOrphans() {
+	ad, ok := a.cfg.Runtime.(runtime.Adopter)
+	if !ok {
+		return
+	}
+	pods, err := a.pods.List(labels.Everything())
+	if err != nil {
+		a.log.Info("list pods to reap orphaned containers", "err", err.Error())
+		return
+	}
+	live := make(map[types.UID]bool, len(pods))
+	for _, p := range pods {
+		live[p.UID] = p.Spec.NodeName == a.cfg.NodeName && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+	}
+	ad.ReapOrphans(live)
 }

@@ -56,6 +56,11 @@ type Config struct {
 	// ShutdownGracePeriod caps the grace of pods killed when the agent
 	// stops; default 30s.
 	ShutdownGracePeriod time.Duration
+	// KeepPodsOnShutdown leaves running pods running when the agent stops
+	// (batchlet server --on-shutdown=keep) instead of terminating them as
+	// a node shutdown does; the runtime must keep its containers beyond
+	// the agent process (runtime.Adopter).
+	KeepPodsOnShutdown bool
 	// Version is reported as nodeInfo.kubeletVersion.
 	Version string
 	// FirstStatusDelay holds a started pod's first status back while it is

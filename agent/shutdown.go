@@ -10,7 +10,18 @@ import (
 // reason Terminated, grace capped by ShutdownGracePeriod. It returns once
 // their final statuses are written or the grace period (plus a margin) is
 // over.
+//
+// With Config.KeepPodsOnShutdown nothing is terminated: the pods run on
+// (their runtime's shims outlive the agent) for the next agent process on
+// the same data dir to adopt.
 func (a *Agent) shutdown(ctx context.Context) {
+	if a.cfg.KeepPodsOnShutdown {
+		a.mu.Lock()
+		n := len(a.states)
+		a.mu.Unlock()
+		a.log.Info("agent stopping: pods keep running for the next agent to adopt", "pods", n)
+		return
+	}
 	a.mu.Lock()
 	a.shuttingDown = true
 	keys := make([]string, 0, len(a.states))

@@ -152,15 +152,22 @@ func (a *Agent) syncNewPod(ctx context.Context, pod *corev1.Pod) error {
 	// it keeps, and nothing here writes to what the copy shares with the
 	// informer's pod.
 	run := *pod
-	if rec := a.recover(pod); rec.initStatuses != nil || rec.statuses != nil {
-		run.Status.InitContainerStatuses, run.Status.ContainerStatuses = rec.initStatuses, rec.statuses
-	}
 	run.Status.PodIP, run.Status.PodIPs = ip, []corev1.PodIP{{IP: ip}}
 	run.Status.HostIP, run.Status.HostIPs = a.cfg.ListenAddress, []corev1.HostIP{{IP: a.cfg.ListenAddress}}
 	run.Status.StartTime = &st.startTime
-	if err := a.cfg.Runtime.StartPod(ctx, &run, &resolver{a: a}); err != nil {
-		a.recorder.Eventf(&run, corev1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
-		return fmt.Errorf("start pod %s: %w", key, err)
+	adopted, err := a.adopt(ctx, &run)
+	if err != nil {
+		a.forget(key, 0)
+		return err
+	}
+	if !adopted {
+		if rec := a.recover(&run); rec.initStatuses != nil || rec.statuses != nil {
+			run.Status.InitContainerStatuses, run.Status.ContainerStatuses = rec.initStatuses, rec.statuses
+		}
+		if err := a.cfg.Runtime.StartPod(ctx, &run, &resolver{a: a}); err != nil {
+			a.recorder.Eventf(&run, corev1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+			return fmt.Errorf("start pod %s: %w", key, err)
+		}
 	}
 	a.refreshSubdomain(st)
 	st.prober = a.startProber(&run, key)
@@ -172,6 +179,28 @@ func (a *Agent) syncNewPod(ctx context.Context, pod *corev1.Pod) error {
 	// held back a little unless terminal (holdFirstStatus), so a pod that
 	// starts at once goes straight to Running, or to its end, in one write.
 	return nil
+}
+
+// adopt hands run to the runtime when its containers outlived an earlier
+// agent process (runtime.Adopter); otherwise run's statuses become what the
+// runtime found on disk, if anything, for recover to decide from.
+func (a *Agent) adopt(ctx context.Context, run *corev1.Pod) (bool, error) {
+	ad, ok := a.cfg.Runtime.(runtime.Adopter)
+	if !ok {
+		return false, nil
+	}
+	res, err := ad.Adopt(ctx, run, &resolver{a: a})
+	if err != nil {
+		return false, fmt.Errorf("adopt pod %s/%s: %w", run.Namespace, run.Name, err)
+	}
+	if res.Adopted {
+		a.log.Info("adopted the containers of an earlier agent", "namespace", run.Namespace, "name", run.Name)
+		return true, nil
+	}
+	if res.InitContainerStatuses != nil || res.ContainerStatuses != nil {
+		run.Status.InitContainerStatuses, run.Status.ContainerStatuses = res.InitContainerStatuses, res.ContainerStatuses
+	}
+	return false, nil
 }
 
 // recover decides how a pod goes on in the runtime and logs what was lost.

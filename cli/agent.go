@@ -36,6 +36,7 @@ type agentFlags struct {
 	logLevel      string
 	labels        map[string]string
 	clientCAFile  string
+	onShutdown    string
 }
 
 func newAgentCommand() *cobra.Command {
@@ -78,6 +79,7 @@ reports the host's whole cpu and memory as its capacity.`,
 	fl.IntVar(&f.port, "port", 0, "port of the kubelet endpoints (0 picks a free one)")
 	fl.StringToStringVar(&f.labels, "node-labels", nil, "labels to add to the Node, e.g. topology.kubernetes.io/zone=a,pool=gpu")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fl.StringVar(&f.onShutdown, "on-shutdown", controlplane.OnShutdownKeep, "what SIGTERM does to running pods: keep (they run on; an agent restarted on the same --root-dir adopts them) or drain (terminate them with their grace periods)")
 	fl.StringVar(&f.clientCAFile, "client-ca-file", "", "admit log/exec requests with a client certificate signed by these CAs (a real kube-apiserver's --kubelet-client-certificate), as the kubelet's flag")
 	return cmd
 }
@@ -101,6 +103,9 @@ func loadClientCAs(path string) (*x509.CertPool, error) {
 // runAgent builds the client, the runtime and the agent, and runs it until
 // ctx ends.
 func runAgent(ctx context.Context, f agentFlags, logger *slog.Logger) error {
+	if f.onShutdown != controlplane.OnShutdownKeep && f.onShutdown != controlplane.OnShutdownDrain {
+		return fmt.Errorf("--on-shutdown=%s: want keep or drain", f.onShutdown)
+	}
 	cfg, err := agentClientConfig(f.kubeconfig)
 	if err != nil {
 		return err
@@ -129,7 +134,8 @@ func runAgent(ctx context.Context, f agentFlags, logger *slog.Logger) error {
 		ClientCAs: clientCAs,
 		Client:    client, NodeName: nodeName, Runtime: rt, Logger: logger.With("component", "agent"),
 		Token: cfg.BearerToken, ListenAddress: f.listenAddress, Port: f.port, Labels: f.labels,
-		Version: apiserver.GitVersion, // the version the API reports, as the embedded agent does
+		Version:            apiserver.GitVersion, // the version the API reports, as the embedded agent does
+		KeepPodsOnShutdown: f.onShutdown == controlplane.OnShutdownKeep,
 	})
 	if err != nil {
 		return fmt.Errorf("node agent: %w", err)

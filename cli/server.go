@@ -27,9 +27,17 @@ an embedded node agent that runs pods as local processes.
 On first start it creates a CA, a serving certificate and an admin token,
 and writes <data-dir>/kubeconfig:
 
-  KUBECONFIG=~/.batchlet/kubeconfig kubectl get ns`,
+  KUBECONFIG=~/.batchlet/kubeconfig kubectl get ns
+
+Pods outlive the server: each container is owned by a small shim process,
+so a kill -9, a crash or an upgrade leaves them running, and a server
+started again on the same --data-dir adopts them. SIGTERM leaves them
+running too, unless --on-shutdown=drain.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.OnShutdown != controlplane.OnShutdownKeep && opts.OnShutdown != controlplane.OnShutdownDrain {
+				return fmt.Errorf("--on-shutdown=%s: want keep or drain", opts.OnShutdown)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			opts.Logger = newLogger(logLevel, cmd.ErrOrStderr())
@@ -53,6 +61,7 @@ and writes <data-dir>/kubeconfig:
 	fl.StringSliceVar(&opts.RegistryMirrors, "registry-mirror", nil, "pull REGISTRY's images from MIRROR instead (REGISTRY=MIRROR, e.g. docker.io=127.0.0.1:5000; repeatable)")
 	fl.StringVar(&opts.DockerConfig, "docker-config", "", "docker config.json with registry credentials (default: $DOCKER_CONFIG or ~/.docker/config.json)")
 	fl.BoolVar(&opts.NoAgent, "no-agent", false, "do not run the embedded node agent")
+	fl.StringVar(&opts.OnShutdown, "on-shutdown", controlplane.OnShutdownKeep, "what SIGTERM does to running pods: keep (they run on; a server restarted on the same data dir adopts them) or drain (terminate them with their grace periods)")
 	fl.IntVar(&opts.MaxPods, "max-pods", 0, "pod capacity of the embedded node (default 1000 for process, 1000000 for sim)")
 	fl.StringVar(&opts.NodeName, "node-name", "", "node name of the embedded agent (default: the host name)")
 	fl.StringSliceVar(&opts.Controllers, "controllers", controlplane.DefaultControllers(), "controllers to run in-process (empty: none, e.g. to run `batchlet controllers` elsewhere)")

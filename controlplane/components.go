@@ -253,7 +253,7 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 	ag, err := agent.New(agent.Config{
 		Client: c.kube, NodeName: sanitizeNodeName(cp.opts.NodeName), Runtime: rt,
 		Logger: cp.log.With("component", "agent"), Token: bundle.Token, Port: 0,
-		Version: apiserver.GitVersion, MaxPods: cp.opts.MaxPods,
+		Version: apiserver.GitVersion, MaxPods: cp.opts.MaxPods, KeepPodsOnShutdown: cp.opts.OnShutdown == OnShutdownKeep,
 		// The API's serving certificate covers 127.0.0.1 too; generating a
 		// self-signed RSA pair instead costs ≈ 100 ms of every cold start.
 		TLSCertificate: &bundle.ServerCert, // one version across API and kubelet, as a real cluster reports
@@ -273,7 +273,10 @@ func (cp *ControlPlane) newRuntime(ctx context.Context) (runtime.Runtime, error)
 	case "sim":
 		return sim.New(ctx, clock.RealClock{}), nil
 	case "process", "image":
-		cfg := process.Config{RootDir: filepath.Join(cp.opts.DataDir, "pods"), Logger: cp.log.With("component", "runtime")}
+		// Containers of a throwaway data dir die with the process: nothing
+		// would adopt them.
+		cfg := process.Config{RootDir: filepath.Join(cp.opts.DataDir, "pods"), Logger: cp.log.With("component", "runtime"),
+			NoShims: cp.opts.Ephemeral}
 		err := process.WithImages(&cfg, process.ImageOptions{Dir: filepath.Join(cp.opts.DataDir, "images"), ByDefault: cp.opts.Runtime == "image",
 			Mirrors: cp.opts.RegistryMirrors, DockerConfig: cp.opts.DockerConfig})
 		if err != nil {

@@ -28,6 +28,11 @@ type Options struct {
 	DockerConfig    string
 	// NoAgent disables the embedded node agent.
 	NoAgent bool
+	// OnShutdown is what the embedded agent does with running pods when
+	// the control plane shuts down: "keep" leaves them running for the
+	// next server on the same data dir to adopt; "drain" (or empty)
+	// terminates them with their grace periods, as a node shutdown does.
+	OnShutdown string
 	// MaxPods is the embedded node's pod capacity; 0 picks 1,000 for the
 	// process runtime (a machine runs far more than a kubelet's 110 batch
 	// processes) and 1,000,000 for sim (pods cost no processes).
@@ -47,6 +52,12 @@ type Options struct {
 	// Logger receives structured logs; a discard logger when nil.
 	Logger *slog.Logger
 }
+
+// OnShutdown values.
+const (
+	OnShutdownKeep  = "keep"
+	OnShutdownDrain = "drain"
+)
 
 // DefaultDataDir is ~/.batchlet.
 func DefaultDataDir() string {

@@ -41,8 +41,9 @@ func (b *lockedBuffer) String() string {
 func startAgent(t *testing.T, s *server, nodeName string, extraArgs ...string) {
 	t.Helper()
 	log := &lockedBuffer{}
+	rootDir := t.TempDir()
 	args := append([]string{"agent", "--kubeconfig", s.kubeconfig, "--node-name", nodeName,
-		"--root-dir", t.TempDir(), "--runtime", "process", "--log-level", "info"}, extraArgs...)
+		"--root-dir", rootDir, "--runtime", "process", "--log-level", "info"}, extraArgs...)
 	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -50,6 +51,7 @@ func startAgent(t *testing.T, s *server, nodeName string, extraArgs ...string) {
 		t.Fatalf("start agent: %v", err)
 	}
 	t.Cleanup(func() {
+		defer killShims(rootDir) // SIGTERM leaves the pods running
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()

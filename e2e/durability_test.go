@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -74,12 +75,19 @@ func survivors(procs []procInfo) []procInfo {
 	return alive
 }
 
-// crashAndRestart kill -9s the server, checks that its pod processes die
-// with it, and starts it again on the same data dir.
+// crashAndRestart crashes the host as far as the server is concerned: it
+// kill -9s the server and the processes below it (the pods' shims, which
+// outlive the server alone, then their containers), checks that they died,
+// and starts the server again on the same data dir.
 func (s *server) crashAndRestart(t *testing.T) {
 	t.Helper()
 	procs := descendants(s.cmd.Process.Pid)
 	s.kill9()
+	for _, p := range procs {
+		if start, _ := procStat(p.pid); start == p.start {
+			_ = syscall.Kill(p.pid, syscall.SIGKILL)
+		}
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for len(survivors(procs)) > 0 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)

@@ -46,6 +46,9 @@ type server struct {
 	kubeconfig string
 	log        *bytes.Buffer
 	extraArgs  []string
+	// bin, when set, is the binary start runs instead of the test's (an
+	// upgrade).
+	bin string
 }
 
 func kubectlPath(t *testing.T) string {
@@ -83,7 +86,11 @@ func (s *server) start() {
 	s.t.Helper()
 	s.log = &bytes.Buffer{}
 	args := append([]string{"server", "--data-dir", s.dataDir, "--port", fmt.Sprint(s.port), "--log-level", "info"}, s.extraArgs...)
-	s.cmd = exec.Command(binary, args...)
+	bin := binary
+	if s.bin != "" {
+		bin = s.bin
+	}
+	s.cmd = exec.Command(bin, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := s.cmd.Start(); err != nil {
@@ -105,6 +112,9 @@ func (s *server) start() {
 
 // stop sends SIGTERM and waits for a clean exit.
 func (s *server) stop() {
+	// SIGTERM leaves pods running (--on-shutdown=keep): end what the
+	// test's pods left behind.
+	defer killShims(s.dataDir)
 	if s.cmd == nil || s.cmd.Process == nil {
 		return
 	}

@@ -157,3 +157,39 @@ func NotFoundf(format string, args ...any) error {
 type Attacher interface {
 	Attach(ctx context.Context, uid types.UID, container string, s ExecStreams) error
 }
+
+// Adopter is implemented by runtimes whose containers outlive the agent
+// process (runtime/process: each container has a shim of its own). A
+// restarted agent calls Adopt for a pod it has no record of before
+// deciding anything from the pod's API status.
+type Adopter interface {
+	// Adopt looks for what an earlier agent process left of pod (its
+	// status.podIP and hostIP filled in as for StartPod). When a container
+	// still runs, or its end was recorded while no agent ran, the runtime
+	// takes the pod over as StartPod would have started it: running
+	// containers keep their container ID, startedAt and restartCount, and
+	// recorded ends are reported as they happened. Otherwise it returns
+	// Adopted false, with the container statuses the agent should go on
+	// from when they differ from the API's (nil: use the API's).
+	Adopt(ctx context.Context, pod *corev1.Pod, res Resolver) (Adoption, error)
+	// ReapOrphans ends what an earlier agent process left running of pods
+	// that must not run any more, before the agent starts anything. pods
+	// maps the UID of every pod bound to the node to whether it may still
+	// run (it is not terminal): the containers of the others are killed,
+	// and the files of pods absent from the map (deleted while no agent
+	// ran) are removed.
+	ReapOrphans(pods map[types.UID]bool)
+}
+
+// Adoption is the outcome of Adopter.Adopt.
+type Adoption struct {
+	// Adopted: the runtime runs the pod now; StartPod is not called.
+	Adopted bool
+	// InitContainerStatuses and ContainerStatuses, when not adopted and
+	// not nil, replace the API's: an attempt that started, whose
+	// container is gone without a recorded end (the host rebooted), is
+	// shown running even if the API never saw it run, so that the agent
+	// counts it as lost instead of starting it a second time.
+	InitContainerStatuses []corev1.ContainerStatus
+	ContainerStatuses     []corev1.ContainerStatus
+}

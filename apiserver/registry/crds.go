@@ -53,22 +53,14 @@ func CustomResourceDefinitions() *Resource {
 		ValidateChecksMeta:       true,
 		ValidateUpdateChecksMeta: true,
 		ValidateUpdate: func(obj, old runtime.Object) field.ErrorList {
-			in, err := internalCRD(obj)
-			if err != nil {
-				return field.ErrorList{field.InternalError(field.NewPath(""), err)}
-			}
-			prev, err := internalCRD(old)
+			in, prev, err := internalCRDPair(obj, old)
 			if err != nil {
 				return field.ErrorList{field.InternalError(field.NewPath(""), err)}
 			}
 			return append(crdvalidation.ValidateCustomResourceDefinitionUpdate(context.Background(), in, prev), unsupportedConversion(obj)...)
 		},
 		ValidateStatusUpdate: func(obj, old runtime.Object) field.ErrorList {
-			in, err := internalCRD(obj)
-			if err != nil {
-				return field.ErrorList{field.InternalError(field.NewPath(""), err)}
-			}
-			prev, err := internalCRD(old)
+			in, prev, err := internalCRDPair(obj, old)
 			if err != nil {
 				return field.ErrorList{field.InternalError(field.NewPath(""), err)}
 			}
@@ -101,6 +93,15 @@ func internalCRD(obj runtime.Object) (*apiextensions.CustomResourceDefinition, e
 	err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(
 		obj.(*apiextensionsv1.CustomResourceDefinition), out, nil)
 	return out, err
+}
+
+// internalCRDPair converts an update's new and old CRD.
+func internalCRDPair(obj, old runtime.Object) (in, prev *apiextensions.CustomResourceDefinition, err error) {
+	if in, err = internalCRD(obj); err != nil {
+		return nil, nil, err
+	}
+	prev, err = internalCRD(old)
+	return in, prev, err
 }
 
 // addStoredVersion records the storage version in status.storedVersions,

@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,12 +15,7 @@ import (
 // before it finished) or ExitInterrupted; an object that cannot be read is
 // an error.
 func Follow(ctx context.Context, opts Options, resource schema.GroupVersionResource, name string) (*Result, error) {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Reporter == nil {
-		opts.Reporter = NewPlainReporter(opts.Stdout, opts.Stderr)
-	}
+	opts = opts.withDefaults()
 	start := opts.Now()
 	clients, err := newClients(opts.Config)
 	if err != nil {

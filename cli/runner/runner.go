@@ -64,19 +64,26 @@ type Result struct {
 	Elapsed  time.Duration `json:"elapsedNanos"`
 }
 
+// withDefaults fills what a caller may leave unset: the real clock, the
+// default namespace and the plain line reporter.
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	}
+	if o.Reporter == nil {
+		o.Reporter = NewPlainReporter(o.Stdout, o.Stderr)
+	}
+	return o
+}
+
 // Run submits objs and follows every Job and JobSet among them until each
 // has finished, ctx ends (then it deletes what it created and reports
 // ExitInterrupted), or the API refuses the input (ExitInvalid).
 func Run(ctx context.Context, opts Options, objs []*unstructured.Unstructured) (*Result, error) {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Namespace == "" {
-		opts.Namespace = "default"
-	}
-	if opts.Reporter == nil {
-		opts.Reporter = NewPlainReporter(opts.Stdout, opts.Stderr)
-	}
+	opts = opts.withDefaults()
 	start := opts.Now()
 	clients, err := newClients(opts.Config)
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -19,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/batchlet/batchlet/runtime"
+	"github.com/batchlet/batchlet/runtime/shim"
 )
 
 // ctr is one container of a pod; st is guarded by the pod's mutex.
@@ -38,6 +38,9 @@ type ctr struct {
 	done  bool
 	// image is the image the current attempt runs in (image runtime).
 	image *containerImage
+	// adopt is the attempt of an earlier agent process the container goes
+	// on from (Runtime.Adopt), until runContainer takes it.
+	adopt *adoption
 }
 
 func newCtr(spec *corev1.Container, init bool, waitingReason string) *ctr {
@@ -107,7 +110,7 @@ func (p *pod) attempt(c *ctr, n int) (code int32, ran time.Duration, ok bool) {
 	} else if workDir == "" {
 		workDir = filepath.Join(p.dir, "work")
 		if p.rt.namespaces {
-			workDir = inPod(workDir)
+			workDir = shim.InPod(workDir)
 		}
 	}
 	p.mu.Lock()
@@ -141,11 +144,22 @@ func (p *pod) attempt(c *ctr, n int) (code int32, ran time.Duration, ok bool) {
 		p.rt.event(p.api, c.spec, c.init, corev1.EventTypeNormal, "Pulled", fmt.Sprintf("Container image %q already present on machine", c.spec.Image))
 	}
 	p.rt.event(p.api, c.spec, c.init, corev1.EventTypeNormal, "Created", fmt.Sprintf("Created container: %s", c.spec.Name))
-	pr, err := p.startProcess(c, n, argv, env, workDir, logFile)
+	var pr *proc
+	started := now(p)
+	if img != nil || p.rt.cfg.NoShims {
+		// The container dies with this agent: on record as started, a
+		// restarted agent counts it as lost instead of running it again.
+		_ = shim.WriteState(p.attemptBase(c.spec.Name, n), shim.State{Phase: shim.PhaseStarting})
+		pr, err = p.startProcess(c, n, argv, env, workDir, logFile)
+	} else {
+		logFile.Close()
+		var startedAt time.Time
+		pr, startedAt, err = p.startShim(c, n, argv, env, workDir)
+		started = metav1.NewTime(startedAt.Truncate(time.Second))
+	}
 	if err != nil {
 		return p.startError(c, n, fmt.Sprintf("failed to start container process: %v", err)), 0, true
 	}
-	started := now(p)
 	id := containerID(p, c, n)
 	p.mu.Lock()
 	c.proc = pr
@@ -159,9 +173,18 @@ func (p *pod) attempt(c *ctr, n int) (code int32, ran time.Duration, ok bool) {
 	}
 	p.rt.event(p.api, c.spec, c.init, corev1.EventTypeNormal, "Started", fmt.Sprintf("Started container %s", c.spec.Name))
 	p.notify()
+	code, ran = p.await(c, pr, started, id, logPath)
+	return code, ran, true
+}
 
-	code, oom := pr.wait()
+// await waits for the running attempt pr of c to end and records how it
+// ended; it returns the exit code and how long the attempt ran.
+func (p *pod) await(c *ctr, pr *proc, started metav1.Time, id, logPath string) (int32, time.Duration) {
+	code, oom, finishedAt := pr.wait()
 	finished := now(p)
+	if !finishedAt.IsZero() {
+		finished = metav1.NewTime(finishedAt.Truncate(time.Second))
+	}
 	term := &corev1.ContainerStateTerminated{ExitCode: code, StartedAt: started, FinishedAt: finished, ContainerID: id}
 	switch {
 	case oom:
@@ -181,7 +204,7 @@ func (p *pod) attempt(c *ctr, n int) (code int32, ran time.Duration, ok bool) {
 	c.st.Started = ptrBool(false)
 	p.mu.Unlock()
 	p.notify()
-	return code, finished.Sub(started.Time), true
+	return code, finished.Sub(started.Time)
 }
 
 // resolveEnv builds c's environment, waiting CreateContainerConfigError
@@ -243,44 +266,31 @@ func (p *pod) createLog(c *ctr, n int) (*os.File, error) {
 
 // lookPath finds file with the container's PATH, as execvp would.
 func lookPath(file string, env []envVar, workDir string) (string, error) {
-	if strings.Contains(file, "/") {
-		if !filepath.IsAbs(file) {
-			file = filepath.Join(workDir, file)
-		}
-		st, err := os.Stat(file)
-		if err != nil {
-			return "", errors.New("no such file or directory")
-		}
-		if st.IsDir() || st.Mode()&0o111 == 0 {
-			return "", errors.New("permission denied")
-		}
-		return file, nil
-	}
 	path := defaultPath
 	for _, e := range env {
 		if e.name == "PATH" {
 			path = e.value
 		}
 	}
-	for _, dir := range filepath.SplitList(path) {
-		cand := filepath.Join(dir, file)
-		if st, err := os.Stat(cand); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
-			return cand, nil
-		}
-	}
-	return "", errors.New("executable file not found in $PATH")
+	return shim.LookPath(file, path, workDir)
 }
 
-// proc is a running container process.
+// proc is a running container process: one a shim owns (shim set), or
+// one the agent started itself (cmd set; the image runtime).
 type proc struct {
-	cmd *exec.Cmd
+	// pid is the container's process, which pidStart (its start time)
+	// identifies for shim containers: PIDs are reused.
+	pid      int
+	pidStart uint64
+	cmd      *exec.Cmd
+	shim     *shimRef
 	// ns: the container is PID 1 of its own namespaces.
 	ns bool
 	cg *containerCgroup
-	// drained is closed once stdout and stderr reached EOF and the log
-	// file is closed.
+	// drained is closed once stdout and stderr reached EOF (for a shim
+	// container: the copies it sends the agent).
 	drained chan struct{}
-	exited  chan struct{} // closed once cmd has been waited for
+	exited  chan struct{} // closed once the container (or its shim) ended
 	// termByDefault: SIGKILL stood in for a SIGTERM that PID 1 would have
 	// ignored (see signal); the container then ended as if by SIGTERM.
 	termByDefault atomic.Bool
@@ -297,7 +307,7 @@ type proc struct {
 // which it closes.
 func (p *pod) startProcess(c *ctr, n int, argv []string, env []envVar, workDir string, f *os.File) (*proc, error) {
 	pr := &proc{exited: make(chan struct{}), drained: make(chan struct{}), ns: p.rt.namespaces}
-	lf := &logFile{f: f, now: p.rt.clock.Now, tee: pr.taps.write}
+	lf := &shim.LogFile{F: f, Now: p.rt.clock.Now, Tee: pr.taps.write}
 	cmd := &exec.Cmd{Path: argv[0], Args: argv, Env: environ(env), Dir: workDir, SysProcAttr: &syscall.SysProcAttr{}}
 	cgf := p.containerCgroup(c, n, pr)
 	if cgf != nil {
@@ -333,6 +343,9 @@ func (p *pod) startProcess(c *ctr, n int, argv []string, env []envVar, workDir s
 	cmd.Stdin = stdin.r
 	pr.cmd = cmd
 	err = p.launch(pr, c, env)
+	if err == nil {
+		pr.pid = cmd.Process.Pid
+	}
 	outW.Close()
 	errW.Close()
 	if stdin.pipe != nil {
@@ -384,11 +397,19 @@ func (p *pod) containerCgroup(c *ctr, n int, pr *proc) *os.File {
 	return f
 }
 
-// launch starts pr.cmd and has it waited for, closing pr.exited then. A
-// namespaced container is PID 1 of new PID, mount and UTS namespaces (see
-// startNamespaced); otherwise it is a plain process group.
+// launch starts pr.cmd and has it waited for, closing pr.exited then: an
+// image container (see startInImage), or, without shims (Config.NoShims),
+// a host command: PID 1 of new PID, mount and UTS namespaces (see
+// shim.StartNamespaced) or a plain process group.
 func (p *pod) launch(pr *proc, c *ctr, env []envVar) error {
 	cmd := pr.cmd
+	if c.image != nil {
+		if !pr.ns {
+			return fmt.Errorf("the image runtime needs root and Linux namespaces")
+		}
+		pr.image = true
+		return p.startInImage(pr, c, c.image)
+	}
 	// The command is looked up with the container's PATH, and where the
 	// container sees its files (it may come from a volume).
 	resolve := func() error {
@@ -399,17 +420,10 @@ func (p *pod) launch(pr *proc, c *ctr, env []envVar) error {
 		cmd.Path = path
 		return nil
 	}
-	if c.image != nil {
-		if !pr.ns {
-			return fmt.Errorf("the image runtime needs root and Linux namespaces")
-		}
-		pr.image = true
-		return p.startInImage(pr, c, c.image)
-	}
 	if pr.ns {
-		ns := containerNS{hostname: p.hostname, hostsFile: p.hostsPath(),
-			tmpDir: filepath.Join(p.dir, "tmp"), mounts: p.mounts(c)}
-		return startNamespaced(cmd, ns, resolve, pr.exited)
+		ns := shim.NS{Hostname: p.hostname, HostsFile: p.hostsPath(),
+			TmpDir: filepath.Join(p.dir, "tmp"), Mounts: p.mounts(c)}
+		return shim.StartNamespaced(cmdStarter(cmd), ns, resolve, nil, pr.exited)
 	}
 	if err := resolve(); err != nil {
 		return err
@@ -420,6 +434,14 @@ func (p *pod) launch(pr *proc, c *ctr, env []envVar) error {
 	}
 	go func() { _ = cmd.Wait(); close(pr.exited) }()
 	return nil
+}
+
+// cmdStarter starts and waits for cmd (see shim.StartNamespaced).
+func cmdStarter(cmd *exec.Cmd) shim.Starter {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	return shim.Starter{Attr: cmd.SysProcAttr, Start: cmd.Start, Wait: func() { _ = cmd.Wait() }}
 }
 
 // stdinSource is what a container process reads as stdin: the runtime's
@@ -441,8 +463,8 @@ func (r *Runtime) containerStdin(c *ctr) (stdinSource, error) {
 }
 
 // mounts lists c's volumeMounts as bind mounts.
-func (p *pod) mounts(c *ctr) []mount {
-	var out []mount
+func (p *pod) mounts(c *ctr) []shim.Mount {
+	var out []shim.Mount
 	for _, vm := range c.spec.VolumeMounts {
 		src, ok := p.volumes[vm.Name]
 		if !ok {
@@ -451,34 +473,41 @@ func (p *pod) mounts(c *ctr) []mount {
 		if vm.SubPath != "" {
 			src = filepath.Join(src, vm.SubPath)
 		}
-		out = append(out, mount{source: src, target: vm.MountPath, readOnly: vm.ReadOnly})
+		out = append(out, shim.Mount{Source: src, Target: vm.MountPath, ReadOnly: vm.ReadOnly})
 	}
 	return out
 }
 
 // wait waits for the process and its output; the code is 128+signal when
-// it was killed by a signal.
-func (pr *proc) wait() (int32, bool) {
+// it was killed by a signal. finished is when a shim saw the container end
+// (zero for others: now).
+func (pr *proc) wait() (code int32, oom bool, finished time.Time) {
 	<-pr.exited
 	if pr.stdin != nil {
 		pr.stdin.close()
 	}
-	t := time.NewTimer(2 * time.Second)
-	select {
-	case <-pr.drained:
-	case <-t.C: // a background child holds the pipe
+	waitDrain(pr, 2*time.Second) // a background child may hold the pipe
+	var sig syscall.Signal
+	if pr.shim != nil {
+		code, sig, finished = pr.shim.result()
+		if sig == syscall.SIGKILL && pr.shim.termByDefault() {
+			pr.termByDefault.Store(true)
+		}
+	} else {
+		code = int32(pr.cmd.ProcessState.ExitCode())
+		if ws, ok := pr.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			sig = ws.Signal()
+		}
 	}
-	t.Stop()
-	code := int32(pr.cmd.ProcessState.ExitCode())
-	if ws, ok := pr.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		code = 128 + int32(ws.Signal())
-		if ws.Signal() == syscall.SIGKILL && pr.termByDefault.Load() {
+	if sig != 0 {
+		code = 128 + int32(sig)
+		if sig == syscall.SIGKILL && pr.termByDefault.Load() {
 			code = 128 + int32(syscall.SIGTERM)
 		}
 	}
-	oom := pr.cg.oomKilled()
+	oom = pr.cg.oomKilled()
 	pr.cg.remove()
-	return code, oom
+	return code, oom, finished
 }
 
 // signal sends SIGTERM (or SIGKILL when force) to the container's process
@@ -494,19 +523,37 @@ func (pr *proc) signal(force bool) {
 		return
 	default:
 	}
-	pid := pr.cmd.Process.Pid
-	if err := syscall.Kill(-pid, sig); err != nil || force {
-		// The process itself, through its pidfd: it may have left its
-		// group, and a pidfd never reaches a reused PID.
-		_ = pr.cmd.Process.Signal(sig)
+	if pr.shim != nil && !shim.SameProcess(pr.pid, pr.pidStart) {
+		return // ended; its shim is recording that
 	}
-	if !force && pr.ns && !pr.image && sigtermIsDefault(pid) {
+	pid := pr.pid
+	if err := syscall.Kill(-pid, sig); err != nil || force {
+		// The process itself: it may have left its group.
+		pr.signalProcess(sig)
+	}
+	if !force && pr.ns && !pr.image && shim.SigtermIsDefault(pid) {
 		// The kernel drops a SIGTERM that PID 1 has no handler for, where
 		// any other process dies of it. Stopping a container has always
 		// had that effect here (a shell, sleep or python that sets no
 		// trap stops at once), so give it the SIGTERM's default action.
 		pr.termByDefault.Store(true)
-		_ = pr.cmd.Process.Signal(syscall.SIGKILL)
+		if pr.shim != nil {
+			pr.shim.markTermByDefault()
+		}
+		pr.signalProcess(syscall.SIGKILL)
+	}
+}
+
+// signalProcess signals the container process itself: through its pidfd
+// when the agent started it, which never reaches a reused PID; after a
+// check of its start time otherwise.
+func (pr *proc) signalProcess(sig syscall.Signal) {
+	if pr.cmd != nil {
+		_ = pr.cmd.Process.Signal(sig)
+		return
+	}
+	if shim.SameProcess(pr.pid, pr.pidStart) {
+		_ = syscall.Kill(pr.pid, sig)
 	}
 }
 
@@ -599,7 +646,7 @@ func (p *pod) exec(ctx context.Context, name string, argv []string, s runtime.Ex
 	if pr.ns {
 		// The container is PID 1 of its PID namespace, so its PID is the
 		// one whose namespaces to join.
-		argv = append([]string{nsenterBin, "-t", fmt.Sprint(pr.cmd.Process.Pid), "-m", "-u", "-p", "--",
+		argv = append([]string{shim.NsenterBin, "-t", fmt.Sprint(pr.pid), "-m", "-u", "-p", "--",
 			"/bin/sh", "-c", `cd "$0" && exec "$@"`, workDir}, argv...)
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)

@@ -12,10 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/batchlet/batchlet/runtime"
+	"github.com/batchlet/batchlet/runtime/shim"
 )
 
 // defaultPath is the PATH a container gets when it sets none.
-const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+const defaultPath = shim.DefaultPath
 
 // envVar is one resolved variable; order matters for $(VAR) expansion.
 type envVar struct{ name, value string }

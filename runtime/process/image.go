@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/batchlet/batchlet/runtime/image"
+	"github.com/batchlet/batchlet/runtime/shim"
 )
 
 // RuntimeAnnotation selects a pod's runtime ("image" or "process") when its
@@ -249,7 +250,7 @@ func probeOverlay(root string) error {
 		}
 	}
 	done := make(chan error, 1)
-	onThreadOfItsOwn(func() {
+	shim.OnThreadOfItsOwn(func() {
 		if err := unix.Unshare(unix.CLONE_FS | unix.CLONE_NEWNS); err != nil {
 			done <- err
 			return

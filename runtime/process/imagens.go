@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/batchlet/batchlet/runtime/containerinit"
+	"github.com/batchlet/batchlet/runtime/shim"
 )
 
 // rootfsPlan is how an image container's file system is put together in
@@ -28,7 +29,7 @@ type rootfsPlan struct {
 	hostsFile string
 	// hostnameFile is the pod's /etc/hostname.
 	hostnameFile string
-	mounts       []mount
+	mounts       []shim.Mount
 }
 
 func (rp rootfsPlan) merged() string { return filepath.Join(rp.dir, "merged") }
@@ -60,7 +61,7 @@ func (p *pod) startInImage(pr *proc, c *ctr, ci *containerImage) error {
 	defer statusR.Close()
 	cmd.ExtraFiles = []*os.File{statusW} // StatusFD in the init
 	started := make(chan error, 1)
-	onThreadOfItsOwn(func() {
+	shim.OnThreadOfItsOwn(func() {
 		if err := enterImageNS(plan); err != nil {
 			started <- err
 			return
@@ -138,20 +139,20 @@ func enterImageNS(rp rootfsPlan) error {
 	if _, err := mountPointIn(root, "/proc", true); err != nil {
 		return err
 	}
-	files := []mount{{source: rp.hostsFile, target: "/etc/hosts"}, {source: rp.hostnameFile, target: "/etc/hostname"}}
+	files := []shim.Mount{{Source: rp.hostsFile, Target: "/etc/hosts"}, {Source: rp.hostnameFile, Target: "/etc/hostname"}}
 	if _, err := os.Stat("/etc/resolv.conf"); err == nil {
-		files = append(files, mount{source: "/etc/resolv.conf", target: "/etc/resolv.conf", readOnly: true})
+		files = append(files, shim.Mount{Source: "/etc/resolv.conf", Target: "/etc/resolv.conf", ReadOnly: true})
 	}
 	for _, m := range append(files, rp.mounts...) {
-		st, err := os.Stat(m.source)
+		st, err := os.Stat(m.Source)
 		if err != nil {
-			return fmt.Errorf("mount %s: %w", m.source, err)
+			return fmt.Errorf("mount %s: %w", m.Source, err)
 		}
-		target, err := mountPointIn(root, m.target, st.IsDir())
+		target, err := mountPointIn(root, m.Target, st.IsDir())
 		if err != nil {
 			return err
 		}
-		if err := bindMount(m.source, target, m.readOnly); err != nil {
+		if err := shim.BindMount(m.Source, target, m.ReadOnly); err != nil {
 			return err
 		}
 	}

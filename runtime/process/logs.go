@@ -8,50 +8,21 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/batchlet/batchlet/runtime"
+	"github.com/batchlet/batchlet/runtime/shim"
 )
 
-// Container logs are stored in the CRI log format, one line per entry:
-// "<RFC3339Nano time> <stdout|stderr> <F|P> <content>".
+// Container logs are stored in the CRI log format (shim.LogFile).
 
-const maxLogLine = 16 * 1024
-
-// logFile serialises writes of stdout and stderr to one attempt's log file.
-type logFile struct {
-	mu  sync.Mutex
-	f   *os.File
-	now func() time.Time
-	// tee, when set, also receives each chunk as the container wrote it.
-	tee func(stream string, p []byte)
-	// entry is the scratch space of writeEntry, guarded by mu.
-	entry []byte
-}
-
-func (l *logFile) writeEntry(stream string, full bool, content []byte) {
-	tag := " F "
-	if !full {
-		tag = " P "
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := l.now().UTC().AppendFormat(l.entry[:0], time.RFC3339Nano)
-	b = append(b, ' ')
-	b = append(b, stream...)
-	b = append(b, tag...)
-	b = append(b, content...)
-	b = append(b, '\n')
-	_, _ = l.f.Write(b)
-	l.entry = b
-}
+const maxLogLine = shim.MaxLogLine
 
 // copyStream turns r into log entries of l until EOF. Its line buffer
 // comes from the runtime's pool: most containers write little or nothing,
 // and a fresh 16 KiB per stream and attempt would be most of what starting
 // one allocates.
-func (r *Runtime) copyStream(l *logFile, stream string, src io.Reader) {
+func (r *Runtime) copyStream(l *shim.LogFile, stream string, src io.Reader) {
 	br, _ := r.lineReaders.Get().(*bufio.Reader)
 	if br == nil {
 		br = bufio.NewReaderSize(src, maxLogLine)
@@ -62,27 +33,7 @@ func (r *Runtime) copyStream(l *logFile, stream string, src io.Reader) {
 		br.Reset(nil)
 		r.lineReaders.Put(br)
 	}()
-	l.copyLines(stream, br)
-}
-
-// copyLines writes the lines of br as entries until EOF.
-func (l *logFile) copyLines(stream string, br *bufio.Reader) {
-	for {
-		line, err := br.ReadSlice('\n')
-		if len(line) > 0 {
-			if l.tee != nil {
-				l.tee(stream, line)
-			}
-			full := line[len(line)-1] == '\n'
-			if full {
-				line = line[:len(line)-1]
-			}
-			l.writeEntry(stream, full, line)
-		}
-		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
-			return
-		}
-	}
+	l.CopyLines(stream, br)
 }
 
 // logEntry is one parsed line of a log file.

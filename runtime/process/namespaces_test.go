@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/batchlet/batchlet/runtime"
+	"github.com/batchlet/batchlet/runtime/shim"
 )
 
 func namespacedRuntime(t *testing.T) *Runtime {
@@ -27,7 +28,7 @@ func namespacedRuntime(t *testing.T) *Runtime {
 }
 
 // Each container is PID 1 of its own PID namespace with the pod's
-// hostname, a private /tmp (the host's at hostTmp) and its volumes, a
+// hostname, a private /tmp (the host's at shim.HostTmp) and its volumes, a
 // read-only one refusing writes.
 func TestContainersGetTheirOwnNamespaces(t *testing.T) {
 	r := namespacedRuntime(t)
@@ -40,7 +41,7 @@ func TestContainersGetTheirOwnNamespaces(t *testing.T) {
 	name := filepath.Base(hostFile.Name())
 	// Each container writes a file of its own: they run side by side.
 	script := func(file string) string {
-		return `echo pid=$$$$ host=$(hostname); [ -e /tmp/` + name + ` ] && echo host-tmp-leaks; [ -e ` + hostTmp + `/` + name + ` ] && echo host-tmp-kept;
+		return `echo pid=$$$$ host=$(hostname); [ -e /tmp/` + name + ` ] && echo host-tmp-leaks; [ -e ` + shim.HostTmp + `/` + name + ` ] && echo host-tmp-kept;
 touch /tmp/own && echo tmp-writable; echo x > /rw/` + file + ` && cat /ro/` + file + `; touch /ro/g 2>/dev/null || echo ro-refused`
 	}
 	c1, c2 := shC("a", script("a")), shC("b", script("b"))
@@ -77,7 +78,7 @@ func TestContainerLeadsItsSession(t *testing.T) {
 	waitStatus(t, r, "ns2", "running", func(s runtime.PodStatus) bool { return s.ContainerStatuses[0].State.Running != nil })
 	p, _ := r.get("ns2")
 	p.mu.Lock()
-	pid := p.ctrs[0].proc.cmd.Process.Pid
+	pid := p.ctrs[0].proc.pid
 	p.mu.Unlock()
 	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
@@ -197,7 +198,7 @@ func TestNamespacedStartJoinsCgroup(t *testing.T) {
 	cmd := &exec.Cmd{Path: "/bin/sh", Args: []string{"sh", "-c", "cat /proc/self/cgroup"}, Dir: "/", Stdout: &out,
 		SysProcAttr: &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(f.Fd())}}
 	exited := make(chan struct{})
-	if err := startNamespaced(cmd, containerNS{hostname: "cg", hostsFile: "/etc/hosts", tmpDir: t.TempDir()}, nil, exited); err != nil {
+	if err := shim.StartNamespaced(cmdStarter(cmd), shim.NS{Hostname: "cg", HostsFile: "/etc/hosts", TmpDir: t.TempDir()}, nil, nil, exited); err != nil {
 		t.Fatal(err)
 	}
 	<-exited
@@ -265,7 +266,7 @@ func TestSIGTERMDisposition(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got := sigtermIsDefault(cmd.Process.Pid)
+		got := shim.SigtermIsDefault(cmd.Process.Pid)
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		if got != tc.want {

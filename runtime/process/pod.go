@@ -248,7 +248,15 @@ func (p *pod) runContainer(c *ctr) bool {
 		if p.isKilled() {
 			return false
 		}
-		code, ran, ok := p.attempt(c, attempt)
+		var code int32
+		var ran time.Duration
+		var ok bool
+		if a := c.adopt; a != nil && a.n == attempt {
+			c.adopt = nil
+			code, ran, ok = p.resumeAttempt(c, a)
+		} else {
+			code, ran, ok = p.attempt(c, attempt)
+		}
 		if !ok {
 			return false
 		}

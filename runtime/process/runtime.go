@@ -19,6 +19,7 @@ import (
 
 	"github.com/batchlet/batchlet/runtime"
 	"github.com/batchlet/batchlet/runtime/image"
+	"github.com/batchlet/batchlet/runtime/shim"
 )
 
 // Config configures the process runtime.
@@ -43,6 +44,12 @@ type Config struct {
 	// ImageRootfs is "overlay" (the default; a copy where the kernel
 	// refuses overlayfs) or "copy".
 	ImageRootfs string
+	// NoShims has the agent start host containers itself, as it does image
+	// containers: they die with it, and a restarted agent counts them as
+	// lost. For a throwaway data dir that nothing would adopt them from; it
+	// saves one exec per container. By default each container has a shim
+	// and outlives the agent.
+	NoShims bool
 }
 
 // Runtime runs pods as host processes. Create it with New.
@@ -59,6 +66,8 @@ type Runtime struct {
 	devNull *os.File
 	// lineReaders holds the line buffers of finished log copies.
 	lineReaders sync.Pool
+	// self is the agent's binary, which shims run.
+	self string
 
 	mu   sync.Mutex
 	pods map[types.UID]*pod
@@ -73,6 +82,12 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.RootDir == "" {
 		return nil, fmt.Errorf("process runtime: RootDir is required")
 	}
+	// Shims work from / and read the paths of their specs from there.
+	root, err := filepath.Abs(cfg.RootDir)
+	if err != nil {
+		return nil, fmt.Errorf("process runtime: %w", err)
+	}
+	cfg.RootDir = root
 	if err := os.MkdirAll(cfg.RootDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create runtime root %s: %w", cfg.RootDir, err)
 	}
@@ -81,7 +96,11 @@ func New(cfg Config) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("process runtime: %w", err)
 	}
-	r := &Runtime{cfg: cfg, clock: cfg.Clock, log: cfg.Logger, pods: map[types.UID]*pod{}, devNull: devNull}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("process runtime: find the batchlet binary for container shims: %w", err)
+	}
+	r := &Runtime{cfg: cfg, clock: cfg.Clock, log: cfg.Logger, pods: map[types.UID]*pod{}, devNull: devNull, self: self}
 	if r.clock == nil {
 		r.clock = clock.RealClock{}
 	}
@@ -113,22 +132,22 @@ func New(cfg Config) (*Runtime, error) {
 func (r *Runtime) Namespaces() bool { return r.namespaces }
 
 // probeNamespaces checks that a container can start in its own
-// namespaces, as startNamespaced makes them, and that exec can join them.
+// namespaces, as shim.StartNamespaced makes them, and that exec can join them.
 func probeNamespaces() error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("not root")
 	}
-	if _, err := os.Stat(nsenterBin); err != nil {
-		return fmt.Errorf("exec needs %s: %w", nsenterBin, err)
+	if _, err := os.Stat(shim.NsenterBin); err != nil {
+		return fmt.Errorf("exec needs %s: %w", shim.NsenterBin, err)
 	}
-	if err := os.MkdirAll(hostTmp, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", hostTmp, err)
+	if err := os.MkdirAll(shim.HostTmp, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", shim.HostTmp, err)
 	}
 	var out bytes.Buffer
 	cmd := &exec.Cmd{Path: "/bin/true", Args: []string{"true"}, Dir: "/", Stdout: &out, Stderr: &out}
 	exited := make(chan struct{})
-	ns := containerNS{hostname: "probe", hostsFile: "/etc/hosts", tmpDir: hostTmp}
-	if err := startNamespaced(cmd, ns, nil, exited); err != nil {
+	ns := shim.NS{Hostname: "probe", HostsFile: "/etc/hosts", TmpDir: shim.HostTmp}
+	if err := shim.StartNamespaced(cmdStarter(cmd), ns, nil, nil, exited); err != nil {
 		return fmt.Errorf("namespaces: %w", err)
 	}
 	<-exited

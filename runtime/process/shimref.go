@@ -1,0 +1,266 @@
+package process
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/batchlet/batchlet/runtime/shim"
+)
+
+// shimRef is the agent's handle on the shim of one attempt.
+type shimRef struct {
+	// base is the common prefix of the attempt's files (attemptBase).
+	base string
+}
+
+// result reads how the container ended from the state file: its exit
+// code, or the signal that ended it, and when. A shim that ended without
+// recording an end (killed) left a container killed with it.
+func (s *shimRef) result() (code int32, sig syscall.Signal, finished time.Time) {
+	st, err := shim.ReadState(s.base)
+	if err != nil || st == nil || st.Phase != shim.PhaseExited {
+		return 0, syscall.SIGKILL, time.Time{}
+	}
+	return int32(st.ExitCode), syscall.Signal(st.Signal), st.FinishedAt
+}
+
+// markTermByDefault records, before the runtime sends SIGKILL in place of
+// a SIGTERM the container ignores as PID 1, that the container is to end
+// as if by SIGTERM: an agent that adopts the shim later reads it.
+func (s *shimRef) markTermByDefault() {
+	_ = os.WriteFile(s.base+".sigterm", nil, 0o644)
+}
+
+func (s *shimRef) termByDefault() bool {
+	_, err := os.Stat(s.base + ".sigterm")
+	return err == nil
+}
+
+// waitUnlocked closes exited once no shim holds the attempt's lock.
+func (s *shimRef) waitUnlocked(exited chan<- struct{}) {
+	go func() {
+		defer close(exited)
+		f, err := os.Open(s.base + ".shim")
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		for {
+			err := unix.Flock(int(f.Fd()), unix.LOCK_EX)
+			if !errors.Is(err, unix.EINTR) {
+				return
+			}
+		}
+	}()
+}
+
+// lockHeld reports whether a shim holds the attempt's lock (it runs).
+func lockHeld(base string) bool {
+	f, err := os.Open(base + ".shim")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return errors.Is(err, unix.EWOULDBLOCK)
+	}
+	_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return false
+}
+
+// shimSpecFor is the shim's spec for attempt n of c.
+func (p *pod) shimSpecFor(c *ctr, n int, argv []string, env []envVar, workDir string, cg *containerCgroup) shim.Spec {
+	spec := shim.Spec{Argv: argv, Env: environ(env), WorkDir: workDir, Namespaces: p.rt.namespaces,
+		LogPath: p.logPath(c.spec.Name, n), Image: c.spec.Image}
+	if p.rt.namespaces {
+		spec.NS = shim.NS{Hostname: p.hostname, HostsFile: p.hostsPath(),
+			TmpDir: filepath.Join(p.dir, "tmp"), Mounts: p.mounts(c)}
+	}
+	if cg != nil {
+		spec.CgroupDir = cg.dir
+	}
+	return spec
+}
+
+// startShim records attempt n of c and starts its shim, which starts the
+// container; it returns once the container runs (or could not start),
+// with the time the shim started it.
+func (p *pod) startShim(c *ctr, n int, argv []string, env []envVar, workDir string) (*proc, time.Time, error) {
+	base := p.attemptBase(c.spec.Name, n)
+	pr := &proc{exited: make(chan struct{}), drained: make(chan struct{}), ns: p.rt.namespaces, shim: &shimRef{base: base}}
+	cg, err := p.rt.cgroups.create(fmt.Sprintf("%s_%s_%d", p.api.UID, c.spec.Name, n), c.spec.Resources)
+	if err != nil {
+		p.rt.log.Info("container runs without limits", "namespace", p.api.Namespace, "name", p.api.Name, "container", c.spec.Name, "err", err.Error())
+	}
+	pr.cg = cg
+	fail := func(err error) (*proc, time.Time, error) {
+		pr.cg.remove()
+		return nil, time.Time{}, err
+	}
+	b, err := json.Marshal(p.shimSpecFor(c, n, argv, env, workDir, cg))
+	if err != nil {
+		return fail(err)
+	}
+	// The spec holds the container's environment (Secrets' values too).
+	lock, err := os.OpenFile(base+".shim", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fail(fmt.Errorf("write shim spec: %w", err))
+	}
+	defer lock.Close()
+	// Taken before the shim exists and handed down to it: from now on the
+	// lock is held for as long as this agent or the shim may still start
+	// the container.
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return fail(fmt.Errorf("lock attempt %s: %w", base, err))
+	}
+	if _, err := lock.Write(b); err != nil {
+		return fail(fmt.Errorf("write shim spec: %w", err))
+	}
+	pipes, err := newShimPipes()
+	if err != nil {
+		return fail(err)
+	}
+	defer pipes.closeParentEnds()
+	stdin, err := p.rt.containerStdin(c)
+	if err != nil {
+		pipes.closeAll()
+		return fail(err)
+	}
+	cmd := &exec.Cmd{Path: p.rt.self, Args: []string{shim.Arg0, base + ".shim"}, Dir: "/", Stdin: stdin.r,
+		ExtraFiles:  []*os.File{lock, pipes.statusW, pipes.outW, pipes.errW},
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+	if err := p.rt.startShimProcess(cmd, pr.exited); err != nil {
+		pipes.closeAll()
+		if stdin.pipe != nil {
+			stdin.r.Close()
+			stdin.pipe.close()
+		}
+		return fail(fmt.Errorf("start shim: %w", err))
+	}
+	if stdin.pipe != nil {
+		stdin.r.Close()
+	}
+	pipes.closeChildEnds()
+	msg, _ := io.ReadAll(pipes.statusR)
+	var st shim.State
+	if err := json.Unmarshal(msg, &st); err != nil || st.Phase != shim.PhaseRunning {
+		<-pr.exited
+		if stdin.pipe != nil {
+			stdin.pipe.close()
+		}
+		if len(msg) == 0 {
+			msg = []byte("the shim ended before starting the container")
+		}
+		return fail(errors.New(string(msg)))
+	}
+	pr.pid, pr.pidStart, pr.stdin = st.Pid, st.PidStart, stdin.pipe
+	go pipes.tee(pr)
+	return pr, st.StartedAt, nil
+}
+
+// startShimProcess starts a shim and has it waited for (while it is this
+// agent's child), closing exited then.
+func (r *Runtime) startShimProcess(cmd *exec.Cmd, exited chan<- struct{}) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() { _ = cmd.Wait(); close(exited) }()
+	return nil
+}
+
+// shimPipes are the pipes between the agent and a shim it starts.
+type shimPipes struct {
+	statusR, statusW *os.File
+	outR, outW       *os.File
+	errR, errW       *os.File
+}
+
+func newShimPipes() (*shimPipes, error) {
+	var s shimPipes
+	var err error
+	if s.statusR, s.statusW, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("pipe: %w", err)
+	}
+	if s.outR, s.outW, err = os.Pipe(); err != nil {
+		s.closeAll()
+		return nil, fmt.Errorf("pipe: %w", err)
+	}
+	if s.errR, s.errW, err = os.Pipe(); err != nil {
+		s.closeAll()
+		return nil, fmt.Errorf("pipe: %w", err)
+	}
+	return &s, nil
+}
+
+func (s *shimPipes) closeChildEnds() {
+	for _, f := range []*os.File{s.statusW, s.outW, s.errW} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+func (s *shimPipes) closeParentEnds() {
+	if s.statusR != nil {
+		s.statusR.Close()
+	}
+}
+
+func (s *shimPipes) closeAll() {
+	s.closeChildEnds()
+	for _, f := range []*os.File{s.outR, s.errR} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// tee hands the output copies the shim sends to the attached sessions
+// until the shim closes them; then pr.drained is closed.
+func (s *shimPipes) tee(pr *proc) {
+	done := make(chan struct{})
+	copyTo := func(stream string, r *os.File) {
+		buf := make([]byte, 32*1024)
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				pr.taps.write(stream, buf[:n])
+			}
+			if err != nil {
+				break
+			}
+		}
+		r.Close()
+		done <- struct{}{}
+	}
+	go copyTo("stdout", s.outR)
+	go copyTo("stderr", s.errR)
+	<-done
+	<-done
+	close(pr.drained)
+}
+
+func parseEnviron(env []string) []envVar {
+	out := make([]envVar, 0, len(env))
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		out = append(out, envVar{k, v})
+	}
+	return out
+}
+
+// attemptBase is the common prefix of attempt n's files.
+func (p *pod) attemptBase(container string, n int) string {
+	return filepath.Join(p.dir, container+"."+strconv.Itoa(n))
+}

@@ -1,0 +1,467 @@
+// Package shim is the process that owns one container of the process
+// runtime (runtime/process) so that the container outlives the node agent:
+// the agent's own binary re-executed with argv[0] Arg0, recognised by this
+// package's init, which imports nothing but the standard library so that Go
+// runs it before the rest of the binary initialises (a shim costs one exec,
+// not the agent's start-up: os/exec and path/filepath, which Go initialises
+// only after most of the binary's packages, are left out on purpose). It also holds what both the shim and the
+// runtime use: the container's namespaces, the CRI log writer, the attempt's
+// spec and state files.
+//
+// A container of the process runtime is owned by a shim: the agent's own
+// binary re-executed with argv[0] shimArg0, in a session of its own and
+// without a parent-death signal, so that it outlives the agent. The shim
+// starts the container (in its namespaces, as startNamespaced makes them),
+// writes its stdout and stderr to the CRI log file itself, waits for it and
+// records how it ended in the attempt's state file, then exits. The
+// container's parent-death signal ties it to its shim, not to the agent.
+//
+// Each attempt n of container c leaves two files in the pod's directory
+// besides its log (c.n.log):
+//
+//	c.n.shim   the shim's spec, written by the agent before it starts the
+//	           shim (an attempt is on record before anything runs), and
+//	           flock'ed by the agent, then by the shim through the open file
+//	           description it inherits: locked exactly while a shim of the
+//	           attempt may still run the container
+//	c.n.state  the shim's record: starting, running (pid, start time),
+//	           exited (exit code or signal, finishedAt) or a start error;
+//	           rewritten in place (one inode per attempt), so a reader may
+//	           see it torn, which reads as "starting"
+//
+// A restarted agent classifies each container's last recorded attempt from
+// these (runtime/process classifyAttempt) and adopts live shims, reports recorded ends, and
+// counts an attempt that started but whose shim is gone without a record
+// (a host reboot) as lost: a container is adopted or known dead, never
+// started twice.
+package shim
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Arg0 is argv[0] of a shim; argv[1] is the path of its spec.
+const Arg0 = "batchlet-shim"
+
+// File descriptors a shim inherits besides stdin (the container's).
+const (
+	LockFD   = 3 // the attempt's spec file, locked for the shim's life
+	StatusFD = 4 // the start's outcome, then closed
+	TeeOutFD = 5 // copies of stdout for attach, while the agent reads
+	TeeErrFD = 6 // copies of stderr
+)
+
+// Spec is what a shim runs: the container's command as the agent
+// resolved it.
+type Spec struct {
+	Argv    []string `json:"argv"`
+	Env     []string `json:"env"`
+	WorkDir string   `json:"workDir"`
+	// Namespaces: the container is PID 1 of its own PID namespace, in the
+	// mount and UTS namespaces NS describes.
+	Namespaces bool   `json:"namespaces,omitempty"`
+	NS         NS     `json:"ns"`
+	CgroupDir  string `json:"cgroupDir,omitempty"`
+	LogPath    string `json:"logPath"`
+	Image      string `json:"image"`
+}
+
+// Phases of a shim's state file.
+const (
+	PhaseStarting = "starting"
+	PhaseRunning  = "running"
+	PhaseExited   = "exited"
+)
+
+// State is an attempt's state file.
+type State struct {
+	Phase string `json:"phase"`
+	// Pid and PidStart (clock ticks after boot, /proc/<pid>/stat field 22)
+	// identify the container process; PIDs are reused.
+	Pid       int       `json:"pid,omitempty"`
+	PidStart  uint64    `json:"pidStart,omitempty"`
+	StartedAt time.Time `json:"startedAt,omitzero"`
+	// ExitCode, or Signal when a signal ended the container.
+	ExitCode   int       `json:"exitCode"`
+	Signal     int       `json:"signal,omitempty"`
+	FinishedAt time.Time `json:"finishedAt,omitzero"`
+	// StartError: the command could not start (exited at once).
+	StartError string `json:"startError,omitempty"`
+	// ShimPid and ShimStart identify the shim itself.
+	ShimPid   int    `json:"shimPid,omitempty"`
+	ShimStart uint64 `json:"shimStart,omitempty"`
+}
+
+func init() {
+	if len(os.Args) != 2 || os.Args[0] != Arg0 {
+		return
+	}
+	os.Exit(run(os.Args[1]))
+}
+
+// run is the shim's main: it returns its exit code.
+func run(specPath string) int {
+	for fd := LockFD; fd <= TeeErrFD; fd++ {
+		syscall.CloseOnExec(fd) // the container inherits none of them
+	}
+	status := os.NewFile(StatusFD, "status")
+	// The state file stays open: once the pod's directory is removed
+	// (the pod deleted), later records go nowhere instead of making files
+	// in a directory being removed.
+	state, err := openState(strings.TrimSuffix(specPath, ".shim"))
+	if err != nil {
+		fmt.Fprint(status, err.Error())
+		return 1
+	}
+	state.byShim = true
+	fail := func(err error) int {
+		_ = state.write(State{Phase: PhaseExited, ExitCode: 128, StartError: err.Error(), FinishedAt: time.Now().UTC()})
+		fmt.Fprint(status, err.Error())
+		status.Close()
+		return 1
+	}
+	b, err := io.ReadAll(io.NewSectionReader(os.NewFile(LockFD, specPath), 0, 1<<30))
+	if err != nil {
+		return fail(fmt.Errorf("read shim spec: %w", err))
+	}
+	var spec Spec
+	if err := json.Unmarshal(b, &spec); err != nil {
+		return fail(fmt.Errorf("parse shim spec: %w", err))
+	}
+	if err := state.write(State{Phase: PhaseStarting}); err != nil {
+		return fail(err)
+	}
+	sh, err := startShimmed(spec)
+	if err != nil {
+		return fail(err)
+	}
+	st := State{Phase: PhaseRunning, Pid: sh.pid, PidStart: sh.pidStart, StartedAt: time.Now().UTC()}
+	if err := state.write(st); err != nil {
+		// The container runs; an adopting agent counts it as lost.
+		fmt.Fprint(os.Stderr, err)
+	}
+	b, _ = json.Marshal(st)
+	_, _ = status.Write(b)
+	status.Close()
+	<-sh.exited
+	t := time.NewTimer(2 * time.Second)
+	select {
+	case <-sh.drained:
+	case <-t.C: // a background child holds the pipe
+	}
+	st.Phase, st.FinishedAt = PhaseExited, time.Now().UTC()
+	if sh.state != nil {
+		st.ExitCode = sh.state.ExitCode()
+		if ws, ok := sh.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			st.Signal = int(ws.Signal())
+		}
+	}
+	if err := state.write(st); err != nil {
+		fmt.Fprint(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// stateFile is an open state file; byShim: written by the shim itself.
+type stateFile struct {
+	f      *os.File
+	byShim bool
+}
+
+func openState(base string) (stateFile, error) {
+	f, err := os.OpenFile(base+".state", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return stateFile{}, fmt.Errorf("open shim state: %w", err)
+	}
+	return stateFile{f: f}, nil
+}
+
+// write rewrites the state in place (see ReadState); a shim stamps it with
+// its own pid and start time.
+func (s stateFile) write(st State) error {
+	if s.byShim {
+		st.ShimPid = os.Getpid()
+		st.ShimStart = PidStartTime(st.ShimPid)
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	if _, err := s.f.WriteAt(b, 0); err != nil {
+		return fmt.Errorf("write shim state: %w", err)
+	}
+	if err := s.f.Truncate(int64(len(b))); err != nil {
+		return fmt.Errorf("write shim state: %w", err)
+	}
+	return nil
+}
+
+// shimmed is the container a shim started.
+type shimmed struct {
+	argv     []string
+	path     string
+	proc     *os.Process
+	state    *os.ProcessState
+	pid      int
+	pidStart uint64
+	exited   chan struct{}
+	drained  chan struct{}
+}
+
+// startShimmed starts the container of spec with its output going to the
+// log file (and the tee descriptors).
+func startShimmed(spec Spec) (*shimmed, error) {
+	if len(spec.Argv) == 0 {
+		return nil, errors.New("no command")
+	}
+	f, err := os.OpenFile(spec.LogPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open log: %w", err)
+	}
+	sh := &shimmed{argv: spec.Argv, path: spec.Argv[0], exited: make(chan struct{}), drained: make(chan struct{})}
+	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if spec.CgroupDir != "" {
+		if cg, err := os.Open(spec.CgroupDir); err == nil {
+			defer cg.Close()
+			attr.UseCgroupFD, attr.CgroupFD = true, int(cg.Fd())
+		}
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("pipe: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("pipe: %w", err)
+	}
+	procAttr := &os.ProcAttr{Dir: spec.WorkDir, Env: dedupEnv(spec.Env), Files: []*os.File{os.Stdin, outW, errW}, Sys: attr}
+	s := Starter{Attr: attr,
+		Start: func() (err error) {
+			sh.proc, err = os.StartProcess(sh.path, sh.argv, procAttr)
+			return err
+		},
+		Wait: func() { sh.state, _ = sh.proc.Wait() }}
+	resolve := func() error {
+		path, err := LookPath(sh.argv[0], pathOf(spec.Env), spec.WorkDir)
+		if err != nil {
+			return fmt.Errorf("exec: %q: %w", sh.argv[0], err)
+		}
+		sh.path = path
+		return nil
+	}
+	onStart := func() { sh.pid, sh.pidStart = sh.proc.Pid, PidStartTime(sh.proc.Pid) }
+	if spec.Namespaces {
+		err = StartNamespaced(s, spec.NS, resolve, onStart, sh.exited)
+	} else {
+		err = startPlain(s, resolve, onStart, sh.exited)
+	}
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		return nil, err
+	}
+	tees := [2]*teeFD{{fd: TeeOutFD}, {fd: TeeErrFD}}
+	for _, t := range tees {
+		_ = syscall.SetNonblock(t.fd, true)
+	}
+	lf := &LogFile{F: f, Now: time.Now, Tee: func(stream string, p []byte) {
+		if stream == "stdout" {
+			tees[0].write(p)
+		} else {
+			tees[1].write(p)
+		}
+	}}
+	stdoutDone := make(chan struct{})
+	go func() {
+		lf.CopyLines("stdout", bufio.NewReaderSize(outR, MaxLogLine))
+		outR.Close()
+		close(stdoutDone)
+	}()
+	go func() {
+		lf.CopyLines("stderr", bufio.NewReaderSize(errR, MaxLogLine))
+		errR.Close()
+		<-stdoutDone
+		f.Close()
+		_ = syscall.Close(TeeOutFD)
+		_ = syscall.Close(TeeErrFD)
+		close(sh.drained)
+	}()
+	return sh, nil
+}
+
+// dedupEnv keeps the last of each variable, as os/exec does.
+func dedupEnv(env []string) []string {
+	seen := make(map[string]bool, len(env))
+	out := make([]string, len(env))
+	n := len(env)
+	for i := len(env) - 1; i >= 0; i-- {
+		k, _, _ := strings.Cut(env[i], "=")
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		n--
+		out[n] = env[i]
+	}
+	return out[n:]
+}
+
+// startPlain starts a process group of its own, waited for on a thread
+// that lives as long as it does (its parent-death signal fires when the
+// starting thread ends).
+func startPlain(s Starter, resolve func() error, onStart func(), exited chan<- struct{}) error {
+	started := make(chan error, 1)
+	OnThreadOfItsOwn(func() {
+		if err := resolve(); err != nil {
+			started <- err
+			return
+		}
+		s.Attr.Setpgid = true
+		if err := s.Start(); err != nil {
+			started <- err
+			return
+		}
+		onStart()
+		started <- nil
+		s.Wait()
+		close(exited)
+	})
+	return <-started
+}
+
+// teeFD copies output to the agent while it reads it, without ever
+// blocking the container: chunks the pipe has no room for are dropped, and
+// once the agent is gone (EPIPE) nothing is copied.
+type teeFD struct {
+	fd   int
+	dead bool
+}
+
+func (t *teeFD) write(p []byte) {
+	if t.dead {
+		return
+	}
+	for len(p) > 0 {
+		n, err := syscall.Write(t.fd, p)
+		if err != nil {
+			t.dead = err != syscall.EAGAIN && err != syscall.EINTR
+			return
+		}
+		p = p[n:]
+	}
+}
+
+// WriteState writes the state file of the attempt whose files start with
+// base (what an agent records of a container it starts itself).
+func WriteState(base string, st State) error {
+	s, err := openState(base)
+	if err != nil {
+		return err
+	}
+	defer s.f.Close()
+	return s.write(st)
+}
+
+// ReadState reads an attempt's state file; nil when there is none. A state
+// that does not parse (read while being rewritten, or torn by a crash) is
+// "starting": the shim had begun, and how far it got is not known.
+func ReadState(base string) (*State, error) {
+	b, err := os.ReadFile(base + ".state")
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read shim state: %w", err)
+	}
+	var st State
+	if err := json.Unmarshal(b, &st); err != nil || st.Phase == "" {
+		return &State{Phase: PhaseStarting}, nil
+	}
+	return &st, nil
+}
+
+// PidStartTime is field 22 of /proc/<pid>/stat (0 when gone).
+func PidStartTime(pid int) uint64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 > len(s) {
+		return 0
+	}
+	f := strings.Fields(s[i+2:])
+	if len(f) < 20 {
+		return 0
+	}
+	v, _ := strconv.ParseUint(f[19], 10, 64)
+	return v
+}
+
+// SameProcess reports whether pid still is the process that started at
+// start (a PID is reused once its process is reaped).
+func SameProcess(pid int, start uint64) bool {
+	return pid > 0 && start != 0 && PidStartTime(pid) == start
+}
+
+// DefaultPath is the PATH a container gets when it sets none.
+const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// pathOf is the PATH of an environment ("K=V" entries), DefaultPath when
+// it sets none.
+func pathOf(env []string) string {
+	path := DefaultPath
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	return path
+}
+
+// LookPath finds file with the container's PATH, as execvp would; a name
+// with a slash is taken relative to workDir.
+func LookPath(file, path, workDir string) (string, error) {
+	if strings.Contains(file, "/") {
+		if !strings.HasPrefix(file, "/") {
+			file = joinPath(workDir, file)
+		}
+		st, err := os.Stat(file)
+		if err != nil {
+			return "", errors.New("no such file or directory")
+		}
+		if st.IsDir() || st.Mode()&0o111 == 0 {
+			return "", errors.New("permission denied")
+		}
+		return file, nil
+	}
+	if path == "" {
+		return "", errors.New("executable file not found in $PATH")
+	}
+	for _, dir := range strings.Split(path, ":") {
+		cand := joinPath(dir, file)
+		if st, err := os.Stat(cand); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return cand, nil
+		}
+	}
+	return "", errors.New("executable file not found in $PATH")
+}
+
+// joinPath joins a directory (empty: the working directory) and a name.
+func joinPath(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return strings.TrimSuffix(dir, "/") + "/" + name
+}

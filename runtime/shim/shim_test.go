@@ -1,0 +1,73 @@
+package shim
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestStateFile(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "main.0")
+	if st, err := ReadState(base); err != nil || st != nil {
+		t.Fatalf("no state file: %+v, %v", st, err)
+	}
+	end := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	long := State{Phase: PhaseRunning, Pid: 12345, PidStart: 987654321, StartedAt: end.Add(-time.Minute)}
+	short := State{Phase: PhaseExited, ExitCode: 3, FinishedAt: end}
+	for _, st := range []State{long, short} {
+		if err := WriteState(base, st); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadState(base)
+		if err != nil || got.Phase != st.Phase || got.ExitCode != st.ExitCode || got.Pid != st.Pid || !got.FinishedAt.Equal(st.FinishedAt) {
+			t.Fatalf("read %+v, %v; want %+v (a shorter state replaces a longer one whole)", got, err, st)
+		}
+		if got.ShimPid != 0 {
+			t.Fatalf("an agent's record carries shim pid %d", got.ShimPid)
+		}
+	}
+	for _, torn := range []string{"", `{"phase":"exi`, `{}`} {
+		if err := os.WriteFile(base+".state", []byte(torn), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := ReadState(base); err != nil || got.Phase != PhaseStarting {
+			t.Fatalf("torn %q: %+v, %v; want starting", torn, got, err)
+		}
+	}
+}
+
+func TestLookPath(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, mode := range map[string]os.FileMode{"tool": 0o755, "data": 0o644} {
+		if err := os.WriteFile(filepath.Join(bin, name), nil, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		file, path, want, err string
+	}{
+		{"tool", bin, filepath.Join(bin, "tool"), ""},
+		{"tool", "/nonexistent:" + bin, filepath.Join(bin, "tool"), ""},
+		{"data", bin, "", "executable file not found in $PATH"},
+		{"bin/tool", "", filepath.Join(bin, "tool"), ""},
+		{"bin/data", "", "", "permission denied"},
+		{"bin/none", "", "", "no such file or directory"},
+		{"bin", "", "", "executable file not found in $PATH"},
+	} {
+		got, err := LookPath(tc.file, tc.path, dir)
+		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
+			t.Errorf("LookPath(%q, %q) = %q, %v; want %q, %q", tc.file, tc.path, got, err, tc.want, tc.err)
+		}
+	}
+	if got := pathOf([]string{"HOME=/", "PATH=/x:/y"}); got != "/x:/y" {
+		t.Errorf("pathOf = %q", got)
+	}
+	if got := pathOf(nil); got != DefaultPath {
+		t.Errorf("pathOf(nil) = %q", got)
+	}
+}
