@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	certutil "k8s.io/client-go/util/cert"
 	criremotecommand "k8s.io/cri-streaming/pkg/streaming/remotecommand"
@@ -40,6 +42,7 @@ func (a *Agent) server() *http.Server {
 	mux.HandleFunc("/exec/{namespace}/{pod}/{uid}/{container}", a.handleExec)
 	mux.HandleFunc("/attach/{namespace}/{pod}/{container}", a.handleAttach)
 	mux.HandleFunc("/attach/{namespace}/{pod}/{uid}/{container}", a.handleAttach)
+	mux.HandleFunc("GET /pods", a.handlePods)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	cert := a.cfg.TLSCertificate
 	if cert == nil {
@@ -96,6 +99,27 @@ func (a *Agent) podUID(ns, name string) (types.UID, bool) {
 		return "", false
 	}
 	return st.uid, true
+}
+
+// handlePods answers the kubelet's /pods: the pods bound to this node, as
+// a PodList (what `nodes/NAME/proxy/pods` shows, which upstream's e2e
+// framework dumps after a failure).
+func (a *Agent) handlePods(w http.ResponseWriter, _ *http.Request) {
+	pods, err := a.pods.List(labels.Everything())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	list := corev1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}}
+	for _, p := range pods {
+		if p.Spec.NodeName == a.cfg.NodeName {
+			list.Items = append(list.Items, *p)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if err := json.NewEncoder(w).Encode(&list); err != nil {
+		a.log.Debug("write /pods", "err", err.Error())
+	}
 }
 
 func (a *Agent) handleLogs(w http.ResponseWriter, r *http.Request) {

@@ -98,6 +98,9 @@ func TestLogsAndExecEndpoints(t *testing.T) {
 	if code, _ := get("/containerLogs/default/web/main", "wrong"); code != http.StatusUnauthorized {
 		t.Fatalf("bad token: status %d", code)
 	}
+	if code, list := get("/pods", "secret"); code != http.StatusOK || !strings.Contains(list, `"kind":"PodList"`) || !strings.Contains(list, `"name":"web"`) {
+		t.Fatalf("/pods: %d %s", code, list)
+	}
 	var body string
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) && !strings.Contains(body, "oops") {

@@ -168,6 +168,8 @@ func subresourceInfo(r *registry.Resource, sub string) metav1.APIResource {
 		a.Kind, a.Verbs = "PodExecOptions", []string{"create", "get"}
 	case "attach":
 		a.Kind, a.Verbs = "PodAttachOptions", []string{"create", "get"}
+	case "proxy":
+		a.Kind, a.Verbs = "NodeProxyOptions", []string{"create", "delete", "get", "patch", "update"}
 	}
 	return a
 }

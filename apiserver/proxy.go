@@ -181,6 +181,19 @@ func (s *Server) handleExec(w http.ResponseWriter, r *http.Request, info request
 	s.proxyTo(w, r, target, nil)
 }
 
+// handleNodeProxy serves nodes/NAME/proxy/PATH: the request goes to the
+// node's agent (the kubelet's endpoints: /pods, /healthz, /containerLogs,
+// ...) with the node token, as kube-apiserver's node proxy does.
+func (s *Server) handleNodeProxy(w http.ResponseWriter, r *http.Request, info requestInfo) {
+	endpoint, err := s.nodeEndpoint(r.Context(), info.Name)
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	target := &url.URL{Scheme: "https", Host: endpoint, Path: "/" + info.ProxyPath, RawQuery: r.URL.RawQuery}
+	s.proxyTo(w, r, target, nil)
+}
+
 // proxyTo forwards the request to target with the node token. With
 // answerError set, a non-2xx answer is read and replaced by the error it
 // returns (written as a Status); without, it passes through as it is.

@@ -15,8 +15,10 @@ type requestInfo struct {
 	Resource       string
 	Name           string
 	Subresource    string
-	Verb           string
-	Res            *registry.Resource
+	// ProxyPath is what follows a proxy subresource (nodes/NAME/proxy/PATH).
+	ProxyPath string
+	Verb      string
+	Res       *registry.Resource
 }
 
 // parseResourcePath splits /api/v1/... and /apis/g/v/... paths. ok is false
@@ -50,6 +52,9 @@ func parseResourcePath(path string) (info requestInfo, ok bool) {
 	}
 	if len(parts) > 2 {
 		info.Subresource = strings.Join(parts[2:], "/")
+		if parts[2] == "proxy" {
+			info.Subresource, info.ProxyPath = "proxy", strings.Join(parts[3:], "/")
+		}
 	}
 	if info.Resource == "namespaces" && len(parts) >= 2 {
 		info.Namespace = ""

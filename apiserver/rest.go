@@ -87,6 +87,8 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info r
 		s.handleLog(w, r, info)
 	case info.Subresource == "exec" || info.Subresource == "attach":
 		s.handleExec(w, r, info)
+	case info.Subresource == "proxy" && info.Resource == "nodes" && info.Group == "":
+		s.handleNodeProxy(w, r, info)
 	default:
 		s.writeError(w, errMethodNotSupported(info.Resource+"/"+info.Subresource, info.Verb))
 	}

@@ -266,3 +266,29 @@ func TestServerSideApplyWithKubectl(t *testing.T) {
 		t.Errorf("dry-run create stored the Job: %v\n%s", err, out)
 	}
 }
+
+// TestNodeProxy: nodes/NAME/proxy/PATH reaches the node's agent, as
+// kube-apiserver's node proxy reaches the kubelet: upstream's e2e framework
+// dumps /pods through it after a failure.
+func TestNodeProxy(t *testing.T) {
+	s := startServer(t)
+	s.kubectl("run", "proxied", "--image=busybox", "--restart=Never", "--command", "--", "sleep", "300")
+	s.kubectl("wait", "--for=condition=Ready", "pod/proxied", "--timeout=60s")
+	node := s.jsonpath("pod/proxied", "{.spec.nodeName}")
+	var list struct {
+		Kind  string `json:"kind"`
+		Items []struct {
+			Metadata struct{ Name string } `json:"metadata"`
+		} `json:"items"`
+	}
+	out := s.kubectl("get", "--raw", "/api/v1/nodes/"+node+"/proxy/pods")
+	if err := json.Unmarshal([]byte(out), &list); err != nil || list.Kind != "PodList" || len(list.Items) != 1 || list.Items[0].Metadata.Name != "proxied" {
+		t.Errorf("nodes/%s/proxy/pods = %v %q", node, err, out)
+	}
+	if got := s.kubectl("get", "--raw", "/api/v1/nodes/"+node+"/proxy/healthz"); got != "ok" {
+		t.Errorf("nodes/%s/proxy/healthz = %q", node, got)
+	}
+	if out, err := s.kubectlErr("get", "--raw", "/api/v1/nodes/no-such-node/proxy/pods"); err == nil || !strings.Contains(out, `nodes "no-such-node" not found`) {
+		t.Errorf("proxy to a missing node: %v %q", err, out)
+	}
+}

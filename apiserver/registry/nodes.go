@@ -16,7 +16,7 @@ import (
 func Nodes() *Resource {
 	return &Resource{
 		GVR: corev1.SchemeGroupVersion.WithResource("nodes"), Kind: "Node", Singular: "node",
-		ShortNames: []string{"no"}, Subresources: []string{"status"},
+		ShortNames: []string{"no"}, Subresources: []string{"status", "proxy"},
 		New:     func() runtime.Object { return &corev1.Node{} },
 		NewList: func() runtime.Object { return &corev1.NodeList{} },
 		PrepareForUpdate: func(obj, old runtime.Object) {
