@@ -33,7 +33,9 @@ func (r *tokenResolver) ServiceAccountToken(_ context.Context, pod *corev1.Pod, 
 	return tok, nil
 }
 
-func (r *tokenResolver) APIServer(context.Context) (string, int32, error) { return "10.0.0.5", 6443, nil }
+func (r *tokenResolver) APIServer(context.Context) (string, int32, error) {
+	return "10.0.0.5", 6443, nil
+}
 
 func tokenPod() *corev1.Pod {
 	secs := int64(3607)
