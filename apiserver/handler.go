@@ -94,6 +94,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	switch {
+	case path == BackupPath:
+		s.serveBackup(w, r)
+		return
 	case path == "/metrics":
 		promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{}).ServeHTTP(w, r)
 		return
@@ -134,7 +137,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 // isNonResourcePath: the authenticated paths that are not resources.
 func isNonResourcePath(path string) bool {
-	return path == "/metrics" || path == "/openapi/v2" || strings.HasPrefix(path, "/openapi/v2/") ||
+	return path == "/metrics" || path == BackupPath || path == "/openapi/v2" || strings.HasPrefix(path, "/openapi/v2/") ||
 		path == "/openapi/v3" || strings.HasPrefix(path, "/openapi/v3/") || isDiscoveryPath(path)
 }
 
