@@ -33,6 +33,7 @@ func newControllersCommand() *cobra.Command {
 		leader      = leaderElection{namespace: defaultLeaderNamespace(), name: install.LeaseName}
 		webhookAddr string
 		certDir     string
+		ctlOpts     controlplane.ControllerOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "controllers",
@@ -64,10 +65,10 @@ resource fight. The JobSet controller needs the jobset.x-k8s.io CRD installed:
 				}
 			}
 			if !leader.enabled {
-				return runControllers(ctx, cfg, names, metricsAddr, logger)
+				return runControllers(ctx, cfg, names, ctlOpts, metricsAddr, logger)
 			}
 			return runLeaderElected(ctx, cfg, leader, logger, func(ctx context.Context) error {
-				return runControllers(ctx, cfg, names, metricsAddr, logger)
+				return runControllers(ctx, cfg, names, ctlOpts, metricsAddr, logger)
 			})
 		},
 	}
@@ -81,12 +82,13 @@ resource fight. The JobSet controller needs the jobset.x-k8s.io CRD installed:
 	fl.StringVar(&leader.name, "leader-elect-lease-name", leader.name, "name of the leader-election Lease")
 	fl.StringVar(&webhookAddr, "webhook-bind-address", "", "serve the JobSet admission webhook (HTTPS) here, e.g. :9443; off when empty (see `batchlet install --webhook-url`)")
 	fl.StringVar(&certDir, "webhook-cert-dir", "", "directory with the webhook's tls.crt and tls.key")
+	addRetentionFlags(fl, &ctlOpts.ResultRetention)
 	return cmd
 }
 
 // runControllers starts the named controllers against cfg and runs them
 // until ctx ends or one of them fails.
-func runControllers(ctx context.Context, cfg *rest.Config, names []string, metricsAddr string, logger *slog.Logger) error {
+func runControllers(ctx context.Context, cfg *rest.Config, names []string, opts controlplane.ControllerOptions, metricsAddr string, logger *slog.Logger) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	reg := prometheus.NewRegistry()
@@ -102,7 +104,7 @@ func runControllers(ctx context.Context, cfg *rest.Config, names []string, metri
 			}
 		}()
 	}
-	if _, err := controlplane.StartControllers(ctx, cfg, nil, names, logger, reg, run); err != nil {
+	if _, err := controlplane.StartControllers(ctx, cfg, nil, names, opts, logger, reg, run); err != nil {
 		return err
 	}
 	if metricsAddr != "" {
