@@ -112,6 +112,9 @@ func typedObjects(opts Options) ([]runtime.Object, error) {
 	if opts.Agent {
 		objs = append(objs, serviceAccount(ns, AgentName), clusterRole(AgentName, agentRules), clusterRoleBinding(AgentName, ns))
 	}
+	resultsView := clusterRole(ResultsViewName, resultsViewRules)
+	resultsView.Labels = map[string]string{"rbac.authorization.k8s.io/aggregate-to-view": "true"}
+	objs = append(objs, resultsView)
 	// The webhook's configurations come last: with failurePolicy Fail they
 	// refuse JobSets until what serves them is in place.
 	var configs []runtime.Object

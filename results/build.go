@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
@@ -118,33 +119,44 @@ type TailBuffer struct {
 	Max     int
 	buf     []byte
 	dropped bool
+	// lastDropped is the byte just before buf, once bytes were dropped.
+	lastDropped byte
 }
 
 // Write implements io.Writer.
 func (b *TailBuffer) Write(p []byte) (int, error) {
 	n := len(p)
 	if len(p) > b.Max {
-		b.buf, b.dropped = b.buf[:0], true
+		b.drop(len(b.buf))
+		b.dropped, b.lastDropped = true, p[len(p)-b.Max-1]
 		p = p[len(p)-b.Max:]
 	}
 	b.buf = append(b.buf, p...)
 	if len(b.buf) > 2*b.Max {
-		b.buf = append(b.buf[:0], b.buf[len(b.buf)-b.Max:]...)
-		b.dropped = true
+		b.drop(len(b.buf) - b.Max)
 	}
 	return n, nil
 }
 
-// Tail returns the kept bytes and whether earlier ones were dropped. A cut
-// tail starts after its first newline (no partial line) unless it holds
-// none, and is valid UTF-8.
-func (b *TailBuffer) Tail() (string, bool) {
-	out := b.buf
-	if over := len(out) - b.Max; over > 0 {
-		out, b.dropped = out[over:], true
+// drop removes the first n bytes of buf.
+func (b *TailBuffer) drop(n int) {
+	if n == 0 {
+		return
 	}
-	if b.dropped {
-		if i := strings.IndexByte(string(out), '\n'); i >= 0 && i < len(out)-1 {
+	b.dropped, b.lastDropped = true, b.buf[n-1]
+	b.buf = append(b.buf[:0], b.buf[n:]...)
+}
+
+// Tail returns the kept bytes and whether earlier ones were dropped. A cut
+// tail starts at a line (a partial first line is dropped, unless it is the
+// only one) and is valid UTF-8.
+func (b *TailBuffer) Tail() (string, bool) {
+	out, dropped, before := b.buf, b.dropped, b.lastDropped
+	if over := len(out) - b.Max; over > 0 {
+		out, dropped, before = out[over:], true, out[over-1]
+	}
+	if dropped && before != '\n' {
+		if i := bytes.IndexByte(out, '\n'); i >= 0 && i < len(out)-1 {
 			out = out[i+1:]
 		}
 	}
@@ -152,5 +164,5 @@ func (b *TailBuffer) Tail() (string, bool) {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
-	return s, b.dropped
+	return s, dropped
 }
