@@ -17,7 +17,7 @@ import (
 func resultBody(t *testing.T, pod, job string, index string, code int32) (string, []byte) {
 	t.Helper()
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: "default", UID: types.UID(pod + "-uid"),
-		Labels: map[string]string{"batch.kubernetes.io/job-name": job, "batch.kubernetes.io/job-completion-index": index},
+		Labels:          map[string]string{"batch.kubernetes.io/job-name": job, "batch.kubernetes.io/job-completion-index": index},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job, UID: "job-uid", Controller: ptrTo(true)}}}}
 	at := results.Attempt{Container: "main", State: &corev1.ContainerStateTerminated{ExitCode: code, Reason: "Error"}}
 	u, err := results.ToUnstructured(results.New(p, at, "last line\n", false))
@@ -30,7 +30,6 @@ func resultBody(t *testing.T, pod, job string, index string, code int32) (string
 	}
 	return u.GetName(), data
 }
-
 
 // TestContainerResultsServed: the results CRD is served from the start,
 // creates are idempotent by name (409 on a retry), results select by Job
