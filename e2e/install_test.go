@@ -52,7 +52,7 @@ spec:
 // the Lease over and reconciles, as a two-replica Deployment from
 // `batchlet install` would on a cluster.
 func TestControllersLeaderElection(t *testing.T) {
-	s := startServer(t, "--controllers=job,ttl-after-finished,garbage-collector,scheduler,podgc,nodelifecycle")
+	s := startServer(t, "--controllers=job,ttl-after-finished,garbage-collector,scheduler,podgc,nodelifecycle,root-ca-cert-publisher")
 	type replica struct {
 		cmd *exec.Cmd
 		log *syncBuffer
