@@ -43,6 +43,9 @@ type ControllerOptions struct {
 	// ResultRetention bounds the kept ContainerResults (see
 	// resultretention.Options; zero values take its defaults).
 	ResultRetention results.Retention
+	// JobMode says which Jobs, by spec.managedBy, the Job controller
+	// manages (jobcontroller.ModeReplace when empty).
+	JobMode jobcontroller.Mode
 }
 
 // controllers is the one table of batchlet's controllers, in start order,
@@ -51,7 +54,7 @@ func controllers(opts ControllerOptions) []controllerctx.Registration {
 	type reg = controllerctx.Registration
 	return []reg{
 		{Name: JobController, Workers: 4, EnabledByDefault: true,
-			Init: controllerctx.InitWith(jobcontroller.New, jobcontroller.Options{SyncBatchPeriod: jobSyncBatchPeriod})},
+			Init: controllerctx.InitWith(jobcontroller.New, jobcontroller.Options{SyncBatchPeriod: jobSyncBatchPeriod, Mode: opts.JobMode})},
 		{Name: JobSetController, Workers: 2, EnabledByDefault: true, Init: controllerctx.Init(jobsetcontroller.New)},
 		// Foreground, as upstream's ttl-after-finished-controller deletes.
 		{Name: TTLController, Workers: 2, EnabledByDefault: true,

@@ -306,3 +306,24 @@ func toStrings(v any) []string {
 	}
 	return out
 }
+
+// TestDeploymentJobControllerMode: the Deployment runs the Job controller
+// in the mode asked for (alongside beside kube-controller-manager's).
+func TestDeploymentJobControllerMode(t *testing.T) {
+	for _, mode := range []string{"", "alongside"} {
+		objs, err := Objects(Options{Namespace: DefaultNamespace, Controllers: []string{"job"}, Image: "batchlet:dev", SkipCRDs: true, JobControllerMode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			if o.GetKind() != "Deployment" {
+				continue
+			}
+			containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+			args := strings.Join(toStrings(containers[0].(map[string]any)["args"]), " ")
+			if got := strings.Contains(args, "--job-controller-mode=alongside"); got != (mode == "alongside") {
+				t.Errorf("mode %q: args %q", mode, args)
+			}
+		}
+	}
+}

@@ -49,6 +49,9 @@ type Options struct {
 	// URL the Deployment's Service (with a Secret holding the certificate).
 	Webhook    *WebhookCerts
 	WebhookURL string
+	// JobControllerMode, when set, is the Deployment's
+	// --job-controller-mode (replace or alongside).
+	JobControllerMode string
 }
 
 // Objects renders what `batchlet install` applies, in apply order: CRDs,
@@ -159,6 +162,9 @@ func deployment(opts Options) *appsv1.Deployment {
 	args := []string{"controllers", "--leader-elect", "--leader-elect-namespace=" + opts.Namespace, "--metrics-bind-address=:8080"}
 	for _, c := range opts.Controllers {
 		args = append(args, "--controllers="+c)
+	}
+	if opts.JobControllerMode != "" {
+		args = append(args, "--job-controller-mode="+opts.JobControllerMode)
 	}
 	var mounts []corev1.VolumeMount
 	var volumes []corev1.Volume
