@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 
+	"github.com/batchlet/batchlet/results"
 	"github.com/batchlet/batchlet/runtime"
 )
 
@@ -80,6 +81,8 @@ type Config struct {
 	// the embedded agent uses it to read the API server's store directly.
 	// Nil builds one over Client.
 	NewInformerFactory func(tweak func(*metav1.ListOptions)) (informers.SharedInformerFactory, error)
+	// Results keeps a record of every terminated container attempt.
+	Results ResultsConfig
 }
 
 func (c *Config) defaults() error {
@@ -121,6 +124,9 @@ func (c *Config) defaults() error {
 	}
 	if c.EventBurst <= 0 {
 		c.EventBurst = 100
+	}
+	if c.Results.LogTailBytes == 0 {
+		c.Results.LogTailBytes = results.DefaultLogTailBytes
 	}
 	if c.Version == "" {
 		c.Version = "v1.36.0-batchlet"

@@ -34,6 +34,9 @@ type podState struct {
 	// heldSince: when the pod's first status was held back (see
 	// holdFirstStatus); zero until then.
 	heldSince time.Time
+	// recorded: the container attempts (results.Attempt.Key) whose
+	// results this process has written; only the pod's worker uses it.
+	recorded map[string]bool
 }
 
 // syncPod brings one pod (namespace/name) in line: start, kill, write
@@ -335,6 +338,7 @@ func (a *Agent) writeStatus(ctx context.Context, pod *corev1.Pod, st *podState, 
 	a.mu.Lock()
 	st.written, st.writtenRV = &next, rv
 	a.mu.Unlock()
+	a.recordResults(ctx, pod, st, &next)
 	return nil
 }
 

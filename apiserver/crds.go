@@ -42,38 +42,40 @@ func (s *Server) crdResource() *registry.Resource {
 	return s.resource(apiextensionsv1.GroupName, "v1", "customresourcedefinitions")
 }
 
-// bootstrapCRDs creates the JobSet CRD when missing and serves the
-// established CRDs found in the store.
+// bootstrapCRDs creates install/'s CRDs (JobSet's and batchlet's own
+// results) that are missing, so a data dir from an older version gains the
+// new ones, and serves the established CRDs found in the store.
 func (s *Server) bootstrapCRDs(ctx context.Context) error {
 	res := s.crdResource()
-	if _, err := s.store.Get(ctx, objectKey(res, "", builtinCRD)); errors.Is(err, storage.ErrNotFound) {
-		crds, err := generatedCRDs()
-		if err != nil {
-			return fmt.Errorf("apiserver: read the JobSet CRD: %w", err)
+	crds, err := generatedCRDs()
+	if err != nil {
+		return fmt.Errorf("apiserver: read install's CRDs: %w", err)
+	}
+	// The generated CRDs are trusted and complete: validating their large
+	// schemas and establishing them in a second write would cost every
+	// start (and every test server) a good part of a second.
+	trusted := *res
+	trusted.Validate, trusted.ValidateChecksMeta, trusted.PrepareForCreate = nil, false, nil
+	now := metav1.NewTime(s.clock.Now())
+	for _, generated := range crds {
+		if _, err := s.store.Get(ctx, objectKey(res, "", generated.Name)); err == nil {
+			continue
+		} else if !errors.Is(err, storage.ErrNotFound) {
+			return fmt.Errorf("apiserver: read CRD %s: %w", generated.Name, err)
 		}
-		// The generated CRD is trusted and complete: validating its large
-		// schema and establishing it in a second write would cost every
-		// start (and every test server) a good part of a second.
-		trusted := *res
-		trusted.Validate, trusted.ValidateChecksMeta, trusted.PrepareForCreate = nil, false, nil
-		now := metav1.NewTime(s.clock.Now())
-		for _, generated := range crds {
-			// A shallow copy: the create sets metadata and status and only
-			// reads the (large) spec.
-			c := *generated
-			crd := &c
-			names, accepted, established := acceptNames(crd, crdNames{resources: sets.New[string](), kinds: sets.New[string]()}, now)
-			crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{AcceptedNames: names,
-				Conditions: []apiextensionsv1.CustomResourceDefinitionCondition{accepted, established}}
-			if v, err := apihelpers.GetCRDStorageVersion(crd); err == nil {
-				crd.Status.StoredVersions = []string{v}
-			}
-			if _, err := s.createObject(ctx, &trusted, crd, false); err != nil && !apierrors.IsAlreadyExists(err) {
-				return fmt.Errorf("apiserver: create CRD %s: %w", crd.Name, err)
-			}
+		// A shallow copy: the create sets metadata and status and only
+		// reads the (large) spec.
+		c := *generated
+		crd := &c
+		names, accepted, established := acceptNames(crd, crdNames{resources: sets.New[string](), kinds: sets.New[string]()}, now)
+		crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{AcceptedNames: names,
+			Conditions: []apiextensionsv1.CustomResourceDefinitionCondition{accepted, established}}
+		if v, err := apihelpers.GetCRDStorageVersion(crd); err == nil {
+			crd.Status.StoredVersions = []string{v}
 		}
-	} else if err != nil {
-		return fmt.Errorf("apiserver: read CRD %s: %w", builtinCRD, err)
+		if _, err := s.createObject(ctx, &trusted, crd, false); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("apiserver: create CRD %s: %w", crd.Name, err)
+		}
 	}
 	s.syncCRDs(ctx)
 	return nil

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -20,6 +21,7 @@ import (
 	"github.com/batchlet/batchlet/agent"
 	"github.com/batchlet/batchlet/apiserver"
 	"github.com/batchlet/batchlet/controlplane"
+	"github.com/batchlet/batchlet/results"
 	"github.com/batchlet/batchlet/runtime"
 	"github.com/batchlet/batchlet/runtime/process"
 	"github.com/batchlet/batchlet/runtime/sim"
@@ -37,6 +39,8 @@ type agentFlags struct {
 	labels        map[string]string
 	clientCAFile  string
 	onShutdown    string
+	resultsTail   int
+	noResults     bool
 }
 
 func newAgentCommand() *cobra.Command {
@@ -81,6 +85,8 @@ reports the host's whole cpu and memory as its capacity.`,
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.StringVar(&f.onShutdown, "on-shutdown", controlplane.OnShutdownKeep, "what SIGTERM does to running pods: keep (they run on; an agent restarted on the same --root-dir adopts them) or drain (terminate them with their grace periods)")
 	fl.StringVar(&f.clientCAFile, "client-ca-file", "", "admit log/exec requests with a client certificate signed by these CAs (a real kube-apiserver's --kubelet-client-certificate), as the kubelet's flag")
+	fl.IntVar(&f.resultsTail, "results-log-tail", results.DefaultLogTailBytes, "bytes of each terminated container's log its ContainerResult keeps (negative: none)")
+	fl.BoolVar(&f.noResults, "no-results", false, "record no ContainerResults (e.g. a cluster without the results.batchlet.dev CRD)")
 	return cmd
 }
 
@@ -130,7 +136,14 @@ func runAgent(ctx context.Context, f agentFlags, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	resultsCfg := agent.ResultsConfig{LogTailBytes: f.resultsTail}
+	if !f.noResults {
+		if resultsCfg.Client, err = dynamic.NewForConfig(cfg); err != nil {
+			return fmt.Errorf("build results client: %w", err)
+		}
+	}
 	ag, err := agent.New(agent.Config{
+		Results:   resultsCfg,
 		ClientCAs: clientCAs,
 		Client:    client, NodeName: nodeName, Runtime: rt, Logger: logger.With("component", "agent"),
 		Token: cfg.BearerToken, ListenAddress: f.listenAddress, Port: f.port, Labels: f.labels,

@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 
+	jobcontroller "github.com/batchlet/batchlet/controller/job"
 	"github.com/batchlet/batchlet/controlplane"
 	"github.com/batchlet/batchlet/install"
 )
@@ -33,6 +34,8 @@ func newControllersCommand() *cobra.Command {
 		leader      = leaderElection{namespace: defaultLeaderNamespace(), name: install.LeaseName}
 		webhookAddr string
 		certDir     string
+		ctlOpts     controlplane.ControllerOptions
+		jobMode     string
 	)
 	cmd := &cobra.Command{
 		Use:   "controllers",
@@ -46,13 +49,26 @@ already runs a Job controller, TTL controller, garbage collector, pod GC and
 node lifecycle, and kube-scheduler schedules; two controllers for one
 resource fight. The JobSet controller needs the jobset.x-k8s.io CRD installed:
 
-  batchlet controllers --kubeconfig ~/.kube/config --controllers jobset`,
+  batchlet controllers --kubeconfig ~/.kube/config --controllers jobset
+
+The Job controller replaces kube-controller-manager's by default (Jobs
+without spec.managedBy, or with kubernetes.io/job-controller or
+batchlet.dev/job-controller). With --job-controller-mode=alongside it runs
+beside it and manages only Jobs with spec.managedBy:
+batchlet.dev/job-controller, which kube-controller-manager leaves alone:
+
+  batchlet controllers --controllers job --job-controller-mode alongside`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			logger := newLogger(logLevel, cmd.ErrOrStderr())
 			routeKlog(logger)
+			mode, err := jobcontroller.ParseMode(jobMode)
+			if err != nil {
+				return err
+			}
+			ctlOpts.JobMode = mode
 			cfg, err := loadKubeconfig(kubeconfig)
 			if err != nil {
 				return err
@@ -64,10 +80,10 @@ resource fight. The JobSet controller needs the jobset.x-k8s.io CRD installed:
 				}
 			}
 			if !leader.enabled {
-				return runControllers(ctx, cfg, names, metricsAddr, logger)
+				return runControllers(ctx, cfg, names, ctlOpts, metricsAddr, logger)
 			}
 			return runLeaderElected(ctx, cfg, leader, logger, func(ctx context.Context) error {
-				return runControllers(ctx, cfg, names, metricsAddr, logger)
+				return runControllers(ctx, cfg, names, ctlOpts, metricsAddr, logger)
 			})
 		},
 	}
@@ -81,12 +97,16 @@ resource fight. The JobSet controller needs the jobset.x-k8s.io CRD installed:
 	fl.StringVar(&leader.name, "leader-elect-lease-name", leader.name, "name of the leader-election Lease")
 	fl.StringVar(&webhookAddr, "webhook-bind-address", "", "serve the JobSet admission webhook (HTTPS) here, e.g. :9443; off when empty (see `batchlet install --webhook-url`)")
 	fl.StringVar(&certDir, "webhook-cert-dir", "", "directory with the webhook's tls.crt and tls.key")
+	addRetentionFlags(fl, &ctlOpts.ResultRetention)
+	fl.StringVar(&jobMode, "job-controller-mode", string(jobcontroller.ModeReplace), jobModeUsage)
 	return cmd
 }
 
 // runControllers starts the named controllers against cfg and runs them
 // until ctx ends or one of them fails.
-func runControllers(ctx context.Context, cfg *rest.Config, names []string, metricsAddr string, logger *slog.Logger) error {
+const jobModeUsage = "which Jobs the job controller manages: replace (no spec.managedBy, kubernetes.io/job-controller or batchlet.dev/job-controller: in place of kube-controller-manager's) or alongside (only spec.managedBy: batchlet.dev/job-controller, beside kube-controller-manager's)"
+
+func runControllers(ctx context.Context, cfg *rest.Config, names []string, opts controlplane.ControllerOptions, metricsAddr string, logger *slog.Logger) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	reg := prometheus.NewRegistry()
@@ -102,7 +122,7 @@ func runControllers(ctx context.Context, cfg *rest.Config, names []string, metri
 			}
 		}()
 	}
-	if _, err := controlplane.StartControllers(ctx, cfg, nil, names, logger, reg, run); err != nil {
+	if _, err := controlplane.StartControllers(ctx, cfg, nil, names, opts, logger, reg, run); err != nil {
 		return err
 	}
 	if metricsAddr != "" {

@@ -103,6 +103,7 @@ the objects as YAML instead.
 	fl.BoolVar(&opts.SkipCRDs, "skip-crds", false, "do not apply the CustomResourceDefinitions")
 	fl.StringVar(&opts.Image, "image", "", "run the controllers in the cluster from this image (adds a Deployment)")
 	fl.Int32Var(&opts.Replicas, "replicas", 1, "replicas of the Deployment (leader election keeps one active)")
+	fl.StringVar(&opts.JobControllerMode, "job-controller-mode", "", "the Deployment's --job-controller-mode; alongside on a cluster whose kube-controller-manager runs its Job controller")
 	fl.BoolVar(&dryRun, "dry-run", false, "print the objects as YAML instead of applying them")
 	fl.StringVar(&opts.WebhookURL, "webhook-url", "", "https URL of `batchlet controllers --webhook-bind-address` run outside the cluster; the API server calls it to default and check JobSets")
 	fl.StringVar(&certDir, "webhook-cert-dir", "", "with --webhook-url: directory for the webhook's CA and serving certificate (tls.crt, tls.key), to pass to `batchlet controllers --webhook-cert-dir`")

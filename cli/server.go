@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/batchlet/batchlet/controlplane"
+	"github.com/batchlet/batchlet/results"
 )
 
 func newServerCommand() *cobra.Command {
@@ -66,6 +67,9 @@ running too, unless --on-shutdown=drain.`,
 	fl.StringVar(&opts.NodeName, "node-name", "", "node name of the embedded agent (default: the host name)")
 	fl.StringSliceVar(&opts.Controllers, "controllers", controlplane.DefaultControllers(), "controllers to run in-process (empty: none, e.g. to run `batchlet controllers` elsewhere)")
 	fl.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fl.IntVar(&opts.ResultsLogTail, "results-log-tail", results.DefaultLogTailBytes, "bytes of each terminated container's log its ContainerResult keeps (negative: none)")
+	fl.BoolVar(&opts.NoResults, "no-results", false, "the embedded agent records no ContainerResults")
+	addRetentionFlags(fl, &opts.ResultRetention)
 	return cmd
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -16,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -29,6 +32,7 @@ import (
 	"github.com/batchlet/batchlet/apiserver"
 	"github.com/batchlet/batchlet/apiserver/openapi"
 	"github.com/batchlet/batchlet/apiserver/satoken"
+	"github.com/batchlet/batchlet/controller/rootca"
 	"github.com/batchlet/batchlet/pki"
 	"github.com/batchlet/batchlet/runtime"
 	"github.com/batchlet/batchlet/runtime/process"
@@ -236,12 +240,30 @@ func jsonConfig(cfg *rest.Config) *rest.Config {
 	return cfg
 }
 
+// waitForRootCA waits (briefly) until the root CA publisher has put
+// kube-root-ca.crt into the default namespace: a pod submitted right after
+// start (batchlet run) mounts its service-account volume at once instead
+// of retrying the mount as the kubelet would.
+func (cp *ControlPlane) waitForRootCA(ctx context.Context, kube kubernetes.Interface) {
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Millisecond, 5*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := kube.CoreV1().ConfigMaps(metav1.NamespaceDefault).Get(ctx, rootca.ConfigMapName, metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		cp.log.Warn("kube-root-ca.crt not yet published in the default namespace; pods mounting it retry", "err", err.Error())
+	}
+}
+
 func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle) error {
 	cfg := cp.ClientConfig()
 	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit in-process
-	c, err := StartControllers(ctx, cfg, localWithCA{cp.local, bundle.CAPEM}, cp.opts.Controllers, cp.log, cp.registry, cp.goRun)
+	c, err := StartControllers(ctx, cfg, localWithCA{cp.local, bundle.CAPEM}, cp.opts.Controllers,
+		ControllerOptions{ResultRetention: cp.opts.ResultRetention}, cp.log, cp.registry, cp.goRun)
 	if err != nil {
 		return err
+	}
+	if slices.Contains(cp.opts.Controllers, RootCAPublisher) {
+		cp.waitForRootCA(ctx, c.kube)
 	}
 	if cp.opts.NoAgent {
 		return nil
@@ -250,8 +272,13 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 	if err != nil {
 		return err
 	}
+	resultsCfg, err := cp.resultsConfig(cfg)
+	if err != nil {
+		return err
+	}
 	ag, err := agent.New(agent.Config{
-		Client: c.kube, NodeName: sanitizeNodeName(cp.opts.NodeName), Runtime: rt,
+		Results: resultsCfg,
+		Client:  c.kube, NodeName: sanitizeNodeName(cp.opts.NodeName), Runtime: rt,
 		Logger: cp.log.With("component", "agent"), Token: bundle.Token, Port: 0,
 		Version: apiserver.GitVersion, MaxPods: cp.opts.MaxPods, KeepPodsOnShutdown: cp.opts.OnShutdown == OnShutdownKeep,
 		// The API's serving certificate covers 127.0.0.1 too; generating a
@@ -266,6 +293,19 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 	}
 	cp.goRun("agent", func() error { return ag.Run(ctx) })
 	return nil
+}
+
+// resultsConfig is the embedded agent's: a JSON dynamic client (results
+// are a CRD, without protobuf) unless results are off.
+func (cp *ControlPlane) resultsConfig(cfg *rest.Config) (agent.ResultsConfig, error) {
+	if cp.opts.NoResults {
+		return agent.ResultsConfig{}, nil
+	}
+	dyn, err := dynamic.NewForConfig(jsonConfig(cfg))
+	if err != nil {
+		return agent.ResultsConfig{}, fmt.Errorf("results client: %w", err)
+	}
+	return agent.ResultsConfig{Client: dyn, LogTailBytes: cp.opts.ResultsLogTail}, nil
 }
 
 func (cp *ControlPlane) newRuntime(ctx context.Context) (runtime.Runtime, error) {

@@ -18,8 +18,10 @@ import (
 	jobsetcontroller "github.com/batchlet/batchlet/controller/jobset"
 	"github.com/batchlet/batchlet/controller/nodelifecycle"
 	"github.com/batchlet/batchlet/controller/podgc"
+	"github.com/batchlet/batchlet/controller/resultretention"
 	"github.com/batchlet/batchlet/controller/rootca"
 	"github.com/batchlet/batchlet/controller/ttl"
+	"github.com/batchlet/batchlet/results"
 	"github.com/batchlet/batchlet/scheduler"
 )
 
@@ -33,15 +35,26 @@ const (
 	PodGCController         = "podgc"
 	NodeLifecycleController = "nodelifecycle"
 	RootCAPublisher         = "root-ca-cert-publisher"
+	ResultRetention         = "result-retention"
 )
+
+// ControllerOptions are the controllers' settings that come from flags.
+type ControllerOptions struct {
+	// ResultRetention bounds the kept ContainerResults (see
+	// resultretention.Options; zero values take its defaults).
+	ResultRetention results.Retention
+	// JobMode says which Jobs, by spec.managedBy, the Job controller
+	// manages (jobcontroller.ModeReplace when empty).
+	JobMode jobcontroller.Mode
+}
 
 // controllers is the one table of batchlet's controllers, in start order,
 // which both the embedded control plane and `batchlet controllers` run.
-func controllers() []controllerctx.Registration {
+func controllers(opts ControllerOptions) []controllerctx.Registration {
 	type reg = controllerctx.Registration
 	return []reg{
 		{Name: JobController, Workers: 4, EnabledByDefault: true,
-			Init: controllerctx.InitWith(jobcontroller.New, jobcontroller.Options{SyncBatchPeriod: jobSyncBatchPeriod})},
+			Init: controllerctx.InitWith(jobcontroller.New, jobcontroller.Options{SyncBatchPeriod: jobSyncBatchPeriod, Mode: opts.JobMode})},
 		{Name: JobSetController, Workers: 2, EnabledByDefault: true, Init: controllerctx.Init(jobsetcontroller.New)},
 		// Foreground, as upstream's ttl-after-finished-controller deletes.
 		{Name: TTLController, Workers: 2, EnabledByDefault: true,
@@ -51,13 +64,15 @@ func controllers() []controllerctx.Registration {
 		{Name: PodGCController, Workers: 1, EnabledByDefault: true, Init: controllerctx.InitWith(podgc.New, podgc.Options{})},
 		{Name: NodeLifecycleController, Workers: 1, EnabledByDefault: true, Init: controllerctx.InitWith(nodelifecycle.New, nodelifecycle.Options{})},
 		{Name: RootCAPublisher, Workers: 1, EnabledByDefault: true, Init: controllerctx.Init(rootca.New)},
+		{Name: ResultRetention, Workers: 1, EnabledByDefault: true,
+			Init: controllerctx.InitWith(resultretention.New, resultretention.Options{Retention: opts.ResultRetention})},
 	}
 }
 
 // ControllerNames is every controller batchlet has, in start order.
 func ControllerNames() []string {
 	var names []string
-	for _, r := range controllers() {
+	for _, r := range controllers(ControllerOptions{}) {
 		names = append(names, r.Name)
 	}
 	return names
@@ -66,7 +81,7 @@ func ControllerNames() []string {
 // DefaultControllers are the controllers that run when no list is given.
 func DefaultControllers() []string {
 	var names []string
-	for _, r := range controllers() {
+	for _, r := range controllers(ControllerOptions{}) {
 		if r.EnabledByDefault {
 			names = append(names, r.Name)
 		}
@@ -86,8 +101,8 @@ const gcDiscoveryInterval = 30 * time.Second
 // when not nil, serves their informers from batchlet's store in this
 // process. It returns the shared clients so an embedded agent can reuse
 // them.
-func StartControllers(ctx context.Context, cfg *rest.Config, src LocalSource, names []string, log *slog.Logger, reg prometheus.Registerer, run Runner) (*clients, error) {
-	selected, err := selectControllers(names)
+func StartControllers(ctx context.Context, cfg *rest.Config, src LocalSource, names []string, opts ControllerOptions, log *slog.Logger, reg prometheus.Registerer, run Runner) (*clients, error) {
+	selected, err := selectControllers(names, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +134,8 @@ func StartControllers(ctx context.Context, cfg *rest.Config, src LocalSource, na
 
 // selectControllers returns the table's rows named in names, in table
 // order, refusing a name the table does not have.
-func selectControllers(names []string) ([]controllerctx.Registration, error) {
-	table := controllers()
+func selectControllers(names []string, opts ControllerOptions) ([]controllerctx.Registration, error) {
+	table := controllers(opts)
 	for _, n := range names {
 		if !slices.ContainsFunc(table, func(r controllerctx.Registration) bool { return r.Name == n }) {
 			return nil, fmt.Errorf("unknown controller %q (known: %v)", n, ControllerNames())

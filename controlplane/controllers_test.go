@@ -22,7 +22,7 @@ func TestSelectControllers(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := selectControllers(tc.names)
+			got, err := selectControllers(tc.names, ControllerOptions{})
 			if tc.wantErr != "" {
 				if err == nil || err.Error() != tc.wantErr {
 					t.Fatalf("error = %v, want %q", err, tc.wantErr)

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+
+	"github.com/batchlet/batchlet/results"
 )
 
 // Options configures a control plane.
@@ -49,6 +51,15 @@ type Options struct {
 	// durability buys nothing, while the store's semantics (history for
 	// watches and paged lists) stay those of the server.
 	Ephemeral bool
+	// ResultsLogTail is how many bytes of each terminated container's log
+	// its ContainerResult keeps; 0 takes results.DefaultLogTailBytes,
+	// negative keeps none.
+	ResultsLogTail int
+	// NoResults: the embedded agent records no ContainerResults.
+	NoResults bool
+	// ResultRetention bounds the kept ContainerResults by age and number
+	// (zero values take the result-retention controller's defaults).
+	ResultRetention results.Retention
 	// Logger receives structured logs; a discard logger when nil.
 	Logger *slog.Logger
 }

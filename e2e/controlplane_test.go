@@ -167,3 +167,47 @@ func TestControllersAgainstRemoteAPI(t *testing.T) {
 		t.Errorf("completedIndexes/succeeded = %q, want 0-3/4", got)
 	}
 }
+
+// TestJobControllerAlongside runs `batchlet controllers --controllers job
+// --job-controller-mode alongside` as it would run beside
+// kube-controller-manager: it manages the Job whose spec.managedBy is
+// batchlet.dev/job-controller and leaves the one without managedBy (which
+// kube-controller-manager's Job controller would own) alone.
+func TestJobControllerAlongside(t *testing.T) {
+	s := startServer(t, "--controllers=ttl-after-finished,garbage-collector,scheduler,podgc,nodelifecycle,root-ca-cert-publisher")
+	ctl := exec.Command(binary, "controllers", "--kubeconfig", s.kubeconfig, "--controllers=job", "--job-controller-mode=alongside")
+	if err := ctl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ctl.Process.Signal(os.Interrupt); _ = ctl.Wait() })
+	job := func(name, managedBy string) string {
+		m := ""
+		if managedBy != "" {
+			m = "\n  managedBy: " + managedBy
+		}
+		return `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: ` + name + `
+spec:` + m + `
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: c
+        image: busybox
+        command: ["true"]
+`
+	}
+	// The Job kube-controller-manager would own goes first, so the
+	// controller has seen it by the time it finishes the second.
+	s.apply(job("kcms", ""))
+	s.apply(job("ours", "batchlet.dev/job-controller"))
+	s.waitCondition("job/ours", "complete", 60*time.Second)
+	if got := s.jsonpath("job/kcms", "{.status.startTime}|{.status.active}"); got != "|" {
+		t.Errorf("the Job without managedBy was acted on: startTime|active = %q", got)
+	}
+	if got := s.kubectl("get", "pods", "-l", "batch.kubernetes.io/job-name=kcms", "-o", "name"); strings.TrimSpace(got) != "" && !strings.Contains(got, "No resources") {
+		t.Errorf("pods of the Job without managedBy: %q", got)
+	}
+}

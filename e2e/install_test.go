@@ -52,7 +52,7 @@ spec:
 // the Lease over and reconciles, as a two-replica Deployment from
 // `batchlet install` would on a cluster.
 func TestControllersLeaderElection(t *testing.T) {
-	s := startServer(t, "--controllers=job,ttl-after-finished,garbage-collector,scheduler,podgc,nodelifecycle")
+	s := startServer(t, "--controllers=job,ttl-after-finished,garbage-collector,scheduler,podgc,nodelifecycle,root-ca-cert-publisher")
 	type replica struct {
 		cmd *exec.Cmd
 		log *syncBuffer
@@ -123,7 +123,8 @@ func TestInstallDryRunAndCRDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := kubectlLocal(crds, "label", "--local", "-f", "-", "-o", "name", "checked=true")
-	if err != nil || strings.TrimSpace(out) != "customresourcedefinition.apiextensions.k8s.io/jobsets.jobset.x-k8s.io" {
+	if err != nil || strings.TrimSpace(out) != "customresourcedefinition.apiextensions.k8s.io/jobsets.jobset.x-k8s.io\n"+
+		"customresourcedefinition.apiextensions.k8s.io/containerresults.results.batchlet.dev" {
 		t.Errorf("kubectl label --local of `batchlet crds`: %v\n%s", err, out)
 	}
 	objs, err := exec.Command(binary, "install", "--dry-run", "--skip-crds", "--controllers=jobset", "--image=example.com/batchlet:v1", "--replicas=2").Output()
@@ -133,7 +134,8 @@ func TestInstallDryRunAndCRDs(t *testing.T) {
 	out, err = kubectlLocal(objs, "label", "--local", "-f", "-", "-o", "name", "checked=true")
 	want := "namespace/batchlet-system\nserviceaccount/batchlet-controllers\nclusterrole.rbac.authorization.k8s.io/batchlet-controllers\n" +
 		"clusterrolebinding.rbac.authorization.k8s.io/batchlet-controllers\nrole.rbac.authorization.k8s.io/batchlet-controllers-leader-election\n" +
-		"rolebinding.rbac.authorization.k8s.io/batchlet-controllers-leader-election\nsecret/batchlet-controllers-webhook-tls\n" +
+		"rolebinding.rbac.authorization.k8s.io/batchlet-controllers-leader-election\nclusterrole.rbac.authorization.k8s.io/batchlet:results-view\n" +
+		"secret/batchlet-controllers-webhook-tls\n" +
 		"service/batchlet-controllers-webhook\ndeployment.apps/batchlet-controllers\n" +
 		"mutatingwebhookconfiguration.admissionregistration.k8s.io/batchlet-jobset\nvalidatingwebhookconfiguration.admissionregistration.k8s.io/batchlet-jobset"
 	if err != nil || strings.TrimSpace(out) != want {

@@ -18,13 +18,18 @@ import (
 )
 
 func TestCRDNamesJobSet(t *testing.T) {
-	crds, err := CRDs()
+	all, err := CRDs()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(crds) != 1 || crds[0].GetName() != "jobsets.jobset.x-k8s.io" {
-		t.Fatalf("CRDs = %v, want one named jobsets.jobset.x-k8s.io", crds)
+	var names []string
+	for _, c := range all {
+		names = append(names, c.GetName())
 	}
+	if want := []string{"jobsets.jobset.x-k8s.io", "containerresults.results.batchlet.dev"}; !reflect.DeepEqual(names, want) {
+		t.Fatalf("CRDs = %v, want %v", names, want)
+	}
+	crds := all[:1]
 	versions, _, _ := unstructured.NestedSlice(crds[0].Object, "spec", "versions")
 	if len(versions) != 1 {
 		t.Fatalf("versions = %d, want 1", len(versions))
@@ -124,13 +129,17 @@ func TestObjectsGrantEachControllerItsRules(t *testing.T) {
 		if o.GetLabels()[ManagedByLabel] != "batchlet" {
 			t.Errorf("%s has no %s label", describe(o), ManagedByLabel)
 		}
-		if o.GetKind() == "ClusterRole" {
+		if o.GetKind() == "ClusterRole" && o.GetName() == ResultsViewName {
+			if o.GetLabels()["rbac.authorization.k8s.io/aggregate-to-view"] != "true" {
+				t.Errorf("%s does not aggregate to view", ResultsViewName)
+			}
+		} else if o.GetKind() == "ClusterRole" {
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &role); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	want := map[string]int{"Namespace": 1, "ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1}
+	want := map[string]int{"Namespace": 1, "ServiceAccount": 1, "ClusterRole": 2, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1}
 	if !reflect.DeepEqual(kinds, want) {
 		t.Errorf("kinds = %v, want %v", kinds, want)
 	}
@@ -296,4 +305,25 @@ func toStrings(v any) []string {
 		out = append(out, s.(string))
 	}
 	return out
+}
+
+// TestDeploymentJobControllerMode: the Deployment runs the Job controller
+// in the mode asked for (alongside beside kube-controller-manager's).
+func TestDeploymentJobControllerMode(t *testing.T) {
+	for _, mode := range []string{"", "alongside"} {
+		objs, err := Objects(Options{Namespace: DefaultNamespace, Controllers: []string{"job"}, Image: "batchlet:dev", SkipCRDs: true, JobControllerMode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			if o.GetKind() != "Deployment" {
+				continue
+			}
+			containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+			args := strings.Join(toStrings(containers[0].(map[string]any)["args"]), " ")
+			if got := strings.Contains(args, "--job-controller-mode=alongside"); got != (mode == "alongside") {
+				t.Errorf("mode %q: args %q", mode, args)
+			}
+		}
+	}
 }

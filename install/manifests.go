@@ -49,6 +49,9 @@ type Options struct {
 	// URL the Deployment's Service (with a Secret holding the certificate).
 	Webhook    *WebhookCerts
 	WebhookURL string
+	// JobControllerMode, when set, is the Deployment's
+	// --job-controller-mode (replace or alongside).
+	JobControllerMode string
 }
 
 // Objects renders what `batchlet install` applies, in apply order: CRDs,
@@ -112,6 +115,9 @@ func typedObjects(opts Options) ([]runtime.Object, error) {
 	if opts.Agent {
 		objs = append(objs, serviceAccount(ns, AgentName), clusterRole(AgentName, agentRules), clusterRoleBinding(AgentName, ns))
 	}
+	resultsView := clusterRole(ResultsViewName, resultsViewRules)
+	resultsView.Labels = map[string]string{"rbac.authorization.k8s.io/aggregate-to-view": "true"}
+	objs = append(objs, resultsView)
 	// The webhook's configurations come last: with failurePolicy Fail they
 	// refuse JobSets until what serves them is in place.
 	var configs []runtime.Object
@@ -156,6 +162,9 @@ func deployment(opts Options) *appsv1.Deployment {
 	args := []string{"controllers", "--leader-elect", "--leader-elect-namespace=" + opts.Namespace, "--metrics-bind-address=:8080"}
 	for _, c := range opts.Controllers {
 		args = append(args, "--controllers="+c)
+	}
+	if opts.JobControllerMode != "" {
+		args = append(args, "--job-controller-mode="+opts.JobControllerMode)
 	}
 	var mounts []corev1.VolumeMount
 	var volumes []corev1.Volume

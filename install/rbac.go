@@ -55,6 +55,9 @@ var controllerRules = map[string][]rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch", "delete"}},
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch"}},
 	},
+	"result-retention": {
+		{APIGroups: []string{"results.batchlet.dev"}, Resources: []string{"containerresults"}, Verbs: []string{"list", "delete"}},
+	},
 	"root-ca-cert-publisher": {
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "create", "update"}},
 		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}},
@@ -75,7 +78,18 @@ var agentRules = []rbacv1.PolicyRule{
 	// The kubernetes Service's endpoint, which pods' KUBERNETES_SERVICE_HOST names.
 	{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get"}},
 	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update", "patch"}},
+	// The record of each terminated container (package results).
+	{APIGroups: []string{"results.batchlet.dev"}, Resources: []string{"containerresults"}, Verbs: []string{"create"}},
 	eventRules[0], eventRules[1],
+}
+
+// ResultsViewName is the ClusterRole that adds reading ContainerResults
+// to the cluster's view (and so edit and admin) role by aggregation.
+const ResultsViewName = "batchlet:results-view"
+
+// resultsViewRules are aggregated into view.
+var resultsViewRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{"results.batchlet.dev"}, Resources: []string{"containerresults"}, Verbs: []string{"get", "list", "watch"}},
 }
 
 // leaderElectionRules let the controllers' replicas elect a leader over a

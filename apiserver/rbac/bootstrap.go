@@ -38,6 +38,9 @@ func viewRules() []rbacv1.PolicyRule {
 		rule(read, "discovery.k8s.io", "endpointslices"),
 		rule(read, "batch", "jobs", "jobs/status"),
 		rule(read, "policy", "poddisruptionbudgets", "poddisruptionbudgets/status"),
+		// batchlet's records of terminated containers (install's
+		// batchlet:results-view aggregates the same into a real cluster's view).
+		rule(read, "results.batchlet.dev", "containerresults"),
 	}
 }
 
@@ -52,6 +55,7 @@ func editRules() []rbacv1.PolicyRule {
 		rule(readWrite, "batch", "jobs"),
 		rule(readWrite, "policy", "poddisruptionbudgets"),
 		rule(readWrite, "discovery.k8s.io", "endpointslices"),
+		rule([]string{"delete", "deletecollection"}, "results.batchlet.dev", "containerresults"),
 	}, viewRules()...)
 }
 

@@ -64,6 +64,8 @@ type PodExit struct {
 	ExitCode  int32  `json:"exitCode"`
 	Reason    string `json:"reason,omitempty"`
 	Message   string `json:"message,omitempty"`
+	// LastLogLines end the container's log, from its ContainerResult.
+	LastLogLines []string `json:"lastLogLines,omitempty"`
 }
 
 // podExits lists the containers of pod that ended with a nonzero code,

@@ -28,6 +28,8 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	"github.com/batchlet/batchlet/results"
 )
 
 // Exit codes of `batchlet run`.
@@ -494,5 +496,63 @@ func (f *follower) collectFailedPods(ctx context.Context, items []ItemResult) {
 		for j := range pods {
 			it.FailedPods = append(it.FailedPods, podExits(&pods[j])...)
 		}
+		f.addResults(ctx, it)
 	}
+}
+
+// summaryLogLines is how many lines of a failed container's log the summary
+// shows.
+const summaryLogLines = 10
+
+// addResults completes a failed item's exits from its ContainerResults:
+// the last log lines of each failed container, and, when its pods are
+// gone already (deleted, TTL), the failed attempts themselves. Without
+// results (a cluster without the CRD) the exits stay as the pods showed.
+func (f *follower) addResults(ctx context.Context, it *ItemResult) {
+	field := results.FieldJobName
+	switch it.Kind {
+	case PodGVK.Kind:
+		field = results.FieldPodName
+	case JobSetGVK.Kind:
+		field = results.FieldJobSetName
+	}
+	rs, err := results.List(ctx, f.clients.dyn, it.Namespace, field, it.Name)
+	if err != nil {
+		return
+	}
+	it.FailedPods = withResults(it.FailedPods, rs, summaryLogLines)
+}
+
+// withResults attaches to each container exit the log lines of its latest
+// failed result; with no exits at all, the latest failed attempt of each
+// pod's container becomes one.
+func withResults(exits []PodExit, rs []*results.ContainerResult, lines int) []PodExit {
+	latest := map[string]*results.ContainerResult{} // by pod/container
+	var order []string
+	for _, r := range rs {
+		if !r.Failed() {
+			continue
+		}
+		key := r.Spec.PodName + "/" + r.Spec.ContainerName
+		prev, seen := latest[key]
+		if !seen {
+			order = append(order, key)
+		}
+		if !seen || r.Spec.Attempt > prev.Spec.Attempt {
+			latest[key] = r
+		}
+	}
+	if len(exits) == 0 {
+		for _, key := range order {
+			r := latest[key]
+			exits = append(exits, PodExit{Pod: r.Spec.PodName, Container: r.Spec.ContainerName, ExitCode: r.Spec.ExitCode,
+				Reason: r.Spec.Reason, Message: r.Spec.Message})
+		}
+	}
+	for i := range exits {
+		if r, ok := latest[exits[i].Pod+"/"+exits[i].Container]; ok && exits[i].Container != "" {
+			exits[i].LastLogLines = results.LastLines(r.Spec.LogTail, lines)
+		}
+	}
+	return exits
 }

@@ -29,6 +29,9 @@ func WriteSummary(w io.Writer, res *Result) {
 		}
 		for _, p := range it.FailedPods {
 			fmt.Fprintf(w, "  %s\n", describePodExit(p))
+			for _, line := range p.LastLogLines {
+				fmt.Fprintf(w, "    | %s\n", line)
+			}
 		}
 	}
 	fmt.Fprintf(w, "elapsed %s, exit code %d\n", res.Elapsed.Round(time.Millisecond), res.ExitCode)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	batch "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -32,6 +33,51 @@ type Options struct {
 	// MaxUncountedPods and MaxPodCreateDeletePerSync (defaults 500).
 	MaxUncountedPods          int
 	MaxPodCreateDeletePerSync int
+	// Mode says which Jobs, by spec.managedBy, the controller acts on
+	// (default ModeReplace).
+	Mode Mode
+}
+
+// BatchletControllerName is the spec.managedBy value of Jobs batchlet's Job
+// controller manages beside kube-controller-manager's, which leaves Jobs
+// with a managedBy other than its own to their controller (upstream's
+// JobManagedBy, on by default since 1.32).
+const BatchletControllerName = "batchlet.dev/job-controller"
+
+// Mode selects the Jobs the controller manages.
+type Mode string
+
+const (
+	// ModeReplace: Jobs without spec.managedBy, with upstream's value
+	// kubernetes.io/job-controller or with batchlet's: the controller takes
+	// kube-controller-manager's place (batchlet server, or a cluster whose
+	// kube-controller-manager runs without its Job controller).
+	ModeReplace Mode = "replace"
+	// ModeAlongside: only Jobs whose spec.managedBy is
+	// batchlet.dev/job-controller, beside kube-controller-manager's Job
+	// controller, which manages the others.
+	ModeAlongside Mode = "alongside"
+)
+
+// ParseMode reads a --job-controller-mode value.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case ModeReplace, ModeAlongside:
+		return m, nil
+	}
+	return "", fmt.Errorf("job controller mode %q: want %q or %q", s, ModeReplace, ModeAlongside)
+}
+
+// manages says whether a Job with spec.managedBy name ("" when unset) is
+// the controller's in mode m.
+func (m Mode) manages(name string) bool {
+	switch name {
+	case BatchletControllerName:
+		return true
+	case "", batch.JobControllerName:
+		return m != ModeAlongside
+	}
+	return false
 }
 
 var _ controllerctx.Controller = (*Controller)(nil)
@@ -54,6 +100,7 @@ type Controller struct {
 	broadcaster record.EventBroadcaster
 	batchPeriod time.Duration
 	tun         tunables
+	mode        Mode // which Jobs it acts on, by spec.managedBy
 
 	podExpect      *podExpectations
 	finalizerExp   *finalizerExpectations
@@ -89,6 +136,7 @@ func New(cc controllerctx.Context, opts Options) (*Controller, error) {
 		log:            cc.Logger,
 		metrics:        m,
 		batchPeriod:    opts.SyncBatchPeriod,
+		mode:           opts.Mode,
 		podExpect:      newPodExpectations(cc.Clock, ExpectationsTimeout),
 		finalizerExp:   newFinalizerExpectations(),
 		backoff:        newBackoffStore(),

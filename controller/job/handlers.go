@@ -65,18 +65,26 @@ func (c *Controller) enqueue(job *batch.Job, delay time.Duration) {
 	c.queue.AddAfter(jobKey(job), delay)
 }
 
-// managedByExternal returns the external controller's name, if any.
-func managedByExternal(job *batch.Job) (string, bool) {
-	if job.Spec.ManagedBy == nil || *job.Spec.ManagedBy == batch.JobControllerName {
+// managedByExternal returns the name of the controller that manages job
+// instead of this one, if any.
+func (c *Controller) managedByExternal(job *batch.Job) (string, bool) {
+	name := ""
+	if job.Spec.ManagedBy != nil {
+		name = *job.Spec.ManagedBy
+	}
+	if c.mode.manages(name) {
 		return "", false
 	}
-	return *job.Spec.ManagedBy, true
+	if name == "" {
+		name = batch.JobControllerName
+	}
+	return name, true
 }
 
 func (c *Controller) addJob(obj any) {
 	job := obj.(*batch.Job)
 	c.enqueue(job, 0)
-	if name, ok := managedByExternal(job); ok {
+	if name, ok := c.managedByExternal(job); ok {
 		c.metrics.byExternal.WithLabelValues(name).Inc()
 	}
 }

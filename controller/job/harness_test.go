@@ -44,8 +44,14 @@ type harness struct {
 
 var testEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func newHarness(t *testing.T) *harness {
+// newHarness runs a controller over a fake clientset; opts, when given,
+// configure it (at most one).
+func newHarness(t *testing.T, opts ...Options) *harness {
 	t.Helper()
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
 	h := &harness{t: t, ctx: ctx, client: fake.NewClientset(), clock: clocktesting.NewFakeClock(testEpoch)}
@@ -54,7 +60,7 @@ func newHarness(t *testing.T) *harness {
 	h.client.PrependReactor("update", "*", h.bumpResourceVersion)
 	h.recorder = record.NewFakeRecorder(1000)
 	h.factory = informers.NewSharedInformerFactory(h.client, 0)
-	ctrl, err := New(controllerctx.Context{Client: h.client, Informers: h.factory, Clock: h.clock, Recorder: h.recorder}, Options{})
+	ctrl, err := New(controllerctx.Context{Client: h.client, Informers: h.factory, Clock: h.clock, Recorder: h.recorder}, o)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -37,7 +37,7 @@ func (c *Controller) syncOrphanPod(ctx context.Context, key string) error {
 			return nil // some other controller owns it
 		}
 		if job := c.resolveControllerRef(ns, ref); job != nil {
-			if _, external := managedByExternal(job); external || !IsJobFinished(job) {
+			if _, external := c.managedByExternal(job); external || !IsJobFinished(job) {
 				return nil
 			}
 		}

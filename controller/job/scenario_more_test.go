@@ -200,3 +200,55 @@ func TestSyncSkipsACacheBehindItsOwnStatusUpdate(t *testing.T) {
 	}
 	h.eventually("replacement pod once the cache moved on", 10*time.Millisecond, func() bool { return len(h.pods("default")) == 1 })
 }
+
+// TestModeManages: which Jobs, by spec.managedBy, each mode acts on.
+func TestModeManages(t *testing.T) {
+	for _, tc := range []struct {
+		mode      Mode
+		managedBy string
+		want      bool
+	}{
+		{ModeReplace, "", true},
+		{ModeReplace, batch.JobControllerName, true},
+		{ModeReplace, BatchletControllerName, true},
+		{ModeReplace, "example.com/other", false},
+		{"", "", true}, // the zero value is replace
+		{ModeAlongside, "", false},
+		{ModeAlongside, batch.JobControllerName, false},
+		{ModeAlongside, BatchletControllerName, true},
+		{ModeAlongside, "example.com/other", false},
+	} {
+		if got := tc.mode.manages(tc.managedBy); got != tc.want {
+			t.Errorf("Mode(%q).manages(%q) = %v, want %v", tc.mode, tc.managedBy, got, tc.want)
+		}
+	}
+	if _, err := ParseMode("sideways"); err == nil || err.Error() != `job controller mode "sideways": want "replace" or "alongside"` {
+		t.Errorf("ParseMode(sideways) error = %v", err)
+	}
+}
+
+// TestScenarioAlongsideLeavesKCMJobs: in alongside mode a Job without
+// managedBy is kube-controller-manager's and is not touched; one with
+// batchlet's managedBy runs to completion.
+func TestScenarioAlongsideLeavesKCMJobs(t *testing.T) {
+	h := newHarness(t, Options{Mode: ModeAlongside})
+	kcm := h.createJob(newTestJob("kcm", 1, 1))
+	ours := newTestJob("ours", 1, 1)
+	ours.Spec.ManagedBy = ptr.To(BatchletControllerName)
+	mine := h.createJob(ours)
+	h.eventually("batchlet's job finished", 100*time.Millisecond, func() bool {
+		h.finishPods("default", func(*v1.Pod) (v1.PodPhase, int32) { return v1.PodSucceeded, 0 })
+		return IsJobFinished(h.getJob(mine))
+	})
+	if err := h.ctrl.SyncJob(h.ctx, "default/kcm"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.getJob(kcm); got.Status.StartTime != nil {
+		t.Errorf("kube-controller-manager's job touched: %+v", got.Status)
+	}
+	for _, p := range h.pods("default") {
+		if p.Labels["batch.kubernetes.io/job-name"] == "kcm" {
+			t.Errorf("pod %s created for kube-controller-manager's job", p.Name)
+		}
+	}
+}

@@ -36,7 +36,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) (rErr error) {
 		c.log.Debug("job cache behind its status update, waiting for the update event", "namespace", ns, "job", name)
 		return nil
 	}
-	if ctrl, external := managedByExternal(shared); external {
+	if ctrl, external := c.managedByExternal(shared); external {
 		c.log.Debug("skipping job managed by another controller", "job", key, "managedBy", ctrl)
 		return nil
 	}

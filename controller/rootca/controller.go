@@ -90,8 +90,19 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	}
 	c.cmFactory.Start(ctx.Done())
 	defer c.cmFactory.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("root CA publisher: waiting for caches: %w", ctx.Err())
+	// Its own ConfigMap informer starts here: poll it every millisecond
+	// rather than client-go's 100 ms, since pods of a fresh server (batchlet
+	// run) wait for the first ConfigMap to mount their token volume.
+	synced := func(context.Context) (bool, error) {
+		for _, ok := range c.synced {
+			if !ok() {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	if err := wait.PollUntilContextCancel(ctx, time.Millisecond, true, synced); err != nil {
+		return fmt.Errorf("root CA publisher: waiting for caches: %w", err)
 	}
 	for range workers {
 		go wait.UntilWithContext(ctx, c.worker, time.Second)

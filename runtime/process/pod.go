@@ -17,9 +17,26 @@ import (
 	"github.com/batchlet/batchlet/runtime"
 )
 
-// setupRetry is how long a pod waits before retrying a failed set-up
-// (missing ConfigMap, Secret, ...).
+// setupRetry is how long a container waits before retrying a failed
+// configuration (an env var from a missing ConfigMap or Secret).
 const setupRetry = 10 * time.Second
+
+// Volume set-up retries back off as the kubelet's volume operations do:
+// 500 ms, doubling, at most 2m2s. A pod created right after its namespace
+// (batchlet run, a test) may find kube-root-ca.crt not yet published for
+// its service-account volume; it mounts as soon as it is.
+const (
+	mountRetryInitial = 500 * time.Millisecond
+	mountRetryMax     = 2*time.Minute + 2*time.Second
+)
+
+// nextMountRetry is the wait after one that was d (0: the first).
+func nextMountRetry(d time.Duration) time.Duration {
+	if d == 0 {
+		return mountRetryInitial
+	}
+	return min(2*d, mountRetryMax)
+}
 
 // pod is one started pod and the goroutine that drives its containers.
 type pod struct {
@@ -121,6 +138,7 @@ func (p *pod) run() {
 	if !p.hasWork() {
 		return
 	}
+	var wait time.Duration
 	for {
 		err := p.setup()
 		if err == nil {
@@ -131,7 +149,8 @@ func (p *pod) run() {
 			p.rt.cfg.Events(p.api, "", corev1.EventTypeWarning, "FailedMount", err.Error())
 		}
 		p.notify()
-		if !p.sleep(setupRetry) {
+		wait = nextMountRetry(wait)
+		if !p.sleep(wait) {
 			return
 		}
 	}
