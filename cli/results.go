@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/batchlet/batchlet/results"
 )
@@ -95,15 +93,8 @@ func showResults(ctx context.Context, f resultsFlags, arg string, stdout, stderr
 		fmt.Fprintln(stderr, "error:", err)
 		return waitExitError
 	}
-	routeKlog(newLogger(os.Getenv("BATCHLET_LOG"), stderr))
-	cfg, err := clientConfig(f.kubeconfig, f.server, f.dataDir)
-	if err != nil {
-		fmt.Fprintln(stderr, "error:", err)
-		return waitExitError
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		fmt.Fprintln(stderr, "error: build client:", err)
+	dyn, ok := f.dynamicClient(stderr)
+	if !ok {
 		return waitExitError
 	}
 	rs, err := results.List(ctx, dyn, f.namespace, field, name)

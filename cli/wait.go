@@ -143,6 +143,23 @@ func finishedExitCode(it runner.ItemResult) (int, bool) {
 	return 0, false
 }
 
+// dynamicClient reaches the server the flags name, routing client-go's
+// logs through BATCHLET_LOG; on failure it says why on stderr.
+func (f *waitFlags) dynamicClient(stderr io.Writer) (dynamic.Interface, bool) {
+	routeKlog(newLogger(os.Getenv("BATCHLET_LOG"), stderr))
+	cfg, err := clientConfig(f.kubeconfig, f.server, f.dataDir)
+	if err != nil {
+		fmt.Fprintln(stderr, "error:", err)
+		return nil, false
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "error: build client:", err)
+		return nil, false
+	}
+	return dyn, true
+}
+
 // errDeletedWhileWaiting ends a wait whose object went away unfinished.
 var errDeletedWhileWaiting = errors.New("deleted before it finished")
 
@@ -152,15 +169,8 @@ func waitFor(parent context.Context, f waitFlags, arg string, stdout, stderr io.
 		fmt.Fprintln(stderr, "error:", err)
 		return waitExitError
 	}
-	routeKlog(newLogger(os.Getenv("BATCHLET_LOG"), stderr))
-	cfg, err := clientConfig(f.kubeconfig, f.server, f.dataDir)
-	if err != nil {
-		fmt.Fprintln(stderr, "error:", err)
-		return waitExitError
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		fmt.Fprintln(stderr, "error: build client:", err)
+	dyn, ok := f.dynamicClient(stderr)
+	if !ok {
 		return waitExitError
 	}
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
