@@ -90,12 +90,16 @@ func (a *Agent) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// podUID finds a pod the agent runs.
+// podUID finds a pod the agent runs, or (for its logs) one bound to this
+// node that ended before the agent started.
 func (a *Agent) podUID(ns, name string) (types.UID, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	st, ok := a.states[ns+"/"+name]
 	if !ok {
+		if pod, err := a.pods.Pods(ns).Get(name); err == nil && pod.Spec.NodeName == a.cfg.NodeName {
+			return pod.UID, true
+		}
 		return "", false
 	}
 	return st.uid, true

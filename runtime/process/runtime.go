@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -245,13 +247,41 @@ func (r *Runtime) event(p *corev1.Pod, c *corev1.Container, init bool, eventType
 	r.cfg.Events(p, field, eventType, reason, msg)
 }
 
-// Logs implements runtime.Runtime.
+// Logs implements runtime.Runtime. A pod that ended before this runtime
+// started (a restarted server) is not running here, but its logs are still
+// in its directory: they are read from there, as the kubelet reads a
+// finished container's log file.
 func (r *Runtime) Logs(ctx context.Context, uid types.UID, container string, opts runtime.LogOptions, w io.Writer) error {
 	p, ok := r.get(uid)
 	if !ok {
-		return fmt.Errorf("pod %s: %w", uid, runtime.ErrNotFound)
+		return r.logsOnDisk(ctx, uid, container, opts, w)
 	}
 	return p.logs(ctx, container, opts, w)
+}
+
+// logsOnDisk writes the log of the last (or, with opts.Previous, the one
+// before the last) attempt of container recorded in the pod's directory.
+func (r *Runtime) logsOnDisk(ctx context.Context, uid types.UID, container string, opts runtime.LogOptions, w io.Writer) error {
+	last := -1
+	paths, _ := filepath.Glob(filepath.Join(r.podDir(uid), container+".*.log"))
+	for _, path := range paths {
+		n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), container+"."), ".log"))
+		if err == nil && n > last {
+			last = n
+		}
+	}
+	if opts.Previous {
+		if last < 1 {
+			return runtime.NotFoundf("previous terminated container %q not found", container)
+		}
+		last--
+	}
+	if last < 0 {
+		return fmt.Errorf("pod %s: %w", uid, runtime.ErrNotFound)
+	}
+	opts.Follow = false
+	path := filepath.Join(r.podDir(uid), container+"."+strconv.Itoa(last)+".log")
+	return readLog(ctx, path, opts, func() bool { return true }, w)
 }
 
 // Exec implements runtime.Runtime.
