@@ -158,19 +158,39 @@ func TestJobSetEventsNotAggregated(t *testing.T) {
 	c.apply(fastLeader(t, "jobset-restartjobset-action-example.yaml", "4"))
 	eventually(t, 3*jobSetTimeout, "jobset Failed", func() bool { return c.cond(js, "Failed", "status") == "True" })
 
+	// Events are written asynchronously by the controller's broadcaster,
+	// which retries a failed write after up to 10 s: wait until every
+	// expected one is there before judging them.
+	want := map[string]int{"FailurePolicy_failurePolicyRule0": 3, "RestartJobSetFailurePolicyAction": 3, "ReachedMaxRestarts": 1}
 	var list eventsv1.EventList
-	if err := json.Unmarshal([]byte(c.k("get", "events.v1.events.k8s.io", "--field-selector", "regarding.name="+js, "-o", "json")), &list); err != nil {
-		t.Fatal(err)
-	}
 	rows := map[string]int{}
+	complete := func() bool {
+		list = eventsv1.EventList{}
+		if err := json.Unmarshal([]byte(c.k("get", "events.v1.events.k8s.io", "--field-selector", "regarding.name="+js, "-o", "json")), &list); err != nil {
+			t.Fatal(err)
+		}
+		rows = map[string]int{}
+		for _, ev := range list.Items {
+			rows[ev.Reason]++
+		}
+		for reason, n := range want {
+			if rows[reason] < n {
+				return false
+			}
+		}
+		return rows["JobsReady"] >= 3
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !complete() && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
 	for _, ev := range list.Items {
-		rows[ev.Reason]++
 		if ev.Series != nil || ev.DeprecatedCount > 1 || ev.ReportingController != "jobset" || ev.Action != "Reconciling" {
 			t.Errorf("event %s %s: series %+v, count %d, reportingController %q, action %q; want its own event from jobset, Reconciling",
 				ev.Name, ev.Reason, ev.Series, ev.DeprecatedCount, ev.ReportingController, ev.Action)
 		}
 	}
-	for reason, n := range map[string]int{"FailurePolicy_failurePolicyRule0": 3, "RestartJobSetFailurePolicyAction": 3, "ReachedMaxRestarts": 1} {
+	for reason, n := range want {
 		if rows[reason] != n {
 			t.Errorf("%d %s events, want %d (all: %v)", rows[reason], reason, n, rows)
 		}
