@@ -142,7 +142,12 @@ func (s *server) kill9() {
 }
 
 func (s *server) kubectlErr(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	return s.kubectlWithin(60*time.Second, args...)
+}
+
+// kubectlWithin runs kubectl, killing it after limit.
+func (s *server) kubectlWithin(limit time.Duration, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "kubectl", args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+s.kubeconfig)

@@ -14,7 +14,12 @@ func perlBpiWorks() bool {
 // waitCondition waits with kubectl wait for a Job/JobSet condition.
 func (s *server) waitCondition(resource, cond string, timeout time.Duration) {
 	s.t.Helper()
-	s.kubectl("wait", "--for=condition="+cond, resource, "--timeout="+timeout.String())
+	// kubectl's own --timeout bounds the wait; the process limit only
+	// guards against a hung kubectl (the default 60 s cut longer waits).
+	args := []string{"wait", "--for=condition=" + cond, resource, "--timeout=" + timeout.String()}
+	if out, err := s.kubectlWithin(timeout+30*time.Second, args...); err != nil {
+		s.t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
 }
 
 func (s *server) conditionTypes(resource string) string {

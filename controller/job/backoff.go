@@ -46,9 +46,20 @@ func (s *backoffStore) remove(key string) {
 // nextBackoffRecord folds the newly finished pods into the record: failures
 // accumulate until a success, after which only failures that finished
 // strictly after the latest success count.
+//
+// Pods whose containers were lost by their node rather than failing
+// (ContainerStatusUnknown: a node agent restarted after its host did) start
+// no backoff: a restart of the control plane is not the Job's failure, and
+// a whole parallelism of such pods would otherwise idle the Job for the
+// maximum delay (docs/differences.md). They still count as failed pods.
 func nextBackoffRecord(old backoffRecord, newSucceeded, newFailed []*v1.Pod) backoffRecord {
 	succeeded := append([]*v1.Pod(nil), newSucceeded...)
-	failed := append([]*v1.Pod(nil), newFailed...)
+	var failed []*v1.Pod
+	for _, p := range newFailed {
+		if !lostByNode(p) {
+			failed = append(failed, p)
+		}
+	}
 	sortByFinishedTime(succeeded)
 	sortByFinishedTime(failed)
 	if len(succeeded) == 0 {
@@ -110,3 +121,20 @@ func remainingForFailures(now time.Time, base, limit time.Duration, failures int
 }
 
 func durationOf(ns int64) time.Duration { return time.Duration(ns) }
+
+// lostByNode says whether every terminated container of a failed pod was
+// lost by its node (reason ContainerStatusUnknown) rather than ending.
+func lostByNode(p *v1.Pod) bool {
+	lost := false
+	for _, cs := range p.Status.ContainerStatuses {
+		t := cs.State.Terminated
+		if t == nil {
+			continue
+		}
+		if t.Reason != "ContainerStatusUnknown" {
+			return false
+		}
+		lost = true
+	}
+	return lost
+}

@@ -144,6 +144,22 @@ func TestNextBackoffRecordResetsOnSuccess(t *testing.T) {
 	}
 }
 
+// TestNextBackoffRecordSkipsPodsLostByTheirNode: pods whose containers the
+// node lost (ContainerStatusUnknown) start no backoff; a real failure does.
+func TestNextBackoffRecordSkipsPodsLostByTheirNode(t *testing.T) {
+	pods := mkPods(podSpec{phase: v1.PodFailed, index: -1, exit: 137}, podSpec{phase: v1.PodFailed, index: -1, exit: 137},
+		podSpec{phase: v1.PodFailed, index: -1, exit: 1})
+	for _, p := range pods[:2] {
+		p.Status.ContainerStatuses[0].State.Terminated.Reason = "ContainerStatusUnknown"
+	}
+	if rec := nextBackoffRecord(backoffRecord{}, nil, pods[:2]); rec.failuresAfterLastSuccess != 0 || rec.lastFailureTime != nil {
+		t.Errorf("lost pods started a backoff: %+v", rec)
+	}
+	if rec := nextBackoffRecord(backoffRecord{}, nil, pods); rec.failuresAfterLastSuccess != 1 {
+		t.Errorf("failuresAfterLastSuccess = %d, want 1 (the real failure only)", rec.failuresAfterLastSuccess)
+	}
+}
+
 func indexedJob(completions, parallelism int32) *batch.Job {
 	j := baseJob(ptr.To(completions), parallelism)
 	j.Spec.CompletionMode = ptr.To(batch.IndexedCompletion)
