@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/batchlet/batchlet/apiserver/ipalloc"
+	"github.com/batchlet/batchlet/apiserver/patch"
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/apiserver/satoken"
 	"github.com/batchlet/batchlet/storage"
@@ -109,7 +110,7 @@ type Server struct {
 	localCache *ringCache[runtime.Object]
 	// protobuf encodes and decodes Kubernetes' protobuf envelope.
 	protobuf      *protobuf.Serializer
-	fieldManagers *fieldManagers
+	fieldManagers *patch.FieldManagers
 	// nodeTransport proxies pods/log and pods/exec to node agents.
 	nodeTransport *http.Transport
 	// serviceRange and clusterIPMu allocate Service ClusterIPs.
@@ -178,7 +179,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, store: cfg.Storage, clock: cfg.Clock, log: cfg.Logger, scheme: scheme, protobuf: protobuf.NewSerializer(scheme, scheme),
 		served: newServedTable(append(registry.All(), registry.CustomResourceDefinitions())), metrics: m,
-		nsWake: make(chan struct{}, 1), entCache: newLatestCache[*storedEntry](entryCacheSize), decCache: newRingCache[runtime.Object](4096), localCache: newRingCache[runtime.Object](4096), nodeTransport: newNodeTransport(), fieldManagers: newFieldManagers(scheme),
+		nsWake: make(chan struct{}, 1), entCache: newLatestCache[*storedEntry](entryCacheSize), decCache: newRingCache[runtime.Object](4096), localCache: newRingCache[runtime.Object](4096), nodeTransport: newNodeTransport(), fieldManagers: patch.NewFieldManagers(scheme),
 		serviceRange: serviceRange,
 	}
 	s.handler = s.buildHandler()
