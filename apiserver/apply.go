@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/batchlet/batchlet/apiserver/genericstore"
+
 	"github.com/batchlet/batchlet/apiserver/patch"
 	"github.com/batchlet/batchlet/apiserver/query"
 	"github.com/batchlet/batchlet/apiserver/registry"
@@ -54,21 +56,21 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, info reques
 			return nil, err
 		}
 		if applied.GetResourceVersion() == "" {
-			accessor(obj).SetResourceVersion("")
+			genericstore.Accessor(obj).SetResourceVersion("")
 		}
 		return obj, nil
 	})
 	if apierrors.IsNotFound(err) && mode == modeMain {
 		live := res.New()
 		live.GetObjectKind().SetGroupVersionKind(res.GVK())
-		accessor(live).SetName(info.Name)
-		accessor(live).SetNamespace(info.Namespace)
+		genericstore.Accessor(live).SetName(info.Name)
+		genericstore.Accessor(live).SetNamespace(info.Namespace)
 		obj, err := apply(live)
 		if err != nil {
 			s.writeError(w, err)
 			return
 		}
-		accessor(obj).SetNamespace(info.Namespace)
+		genericstore.Accessor(obj).SetNamespace(info.Namespace)
 		created, err := s.createObject(r.Context(), res, obj, isDryRun(r))
 		if err != nil {
 			s.writeError(w, err)

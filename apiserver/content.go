@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/batchlet/batchlet/apiserver/genericstore"
+
 	"github.com/batchlet/batchlet/apiserver/registry"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -330,7 +332,7 @@ func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, res *regist
 	switch format {
 	case formatTable:
 		if res != nil && res.GVK() == obj.GetObjectKind().GroupVersionKind() {
-			out = s.table(r, res, []runtime.Object{obj}, metav1.ListMeta{ResourceVersion: accessor(obj).GetResourceVersion()})
+			out = s.table(r, res, []runtime.Object{obj}, metav1.ListMeta{ResourceVersion: genericstore.Accessor(obj).GetResourceVersion()})
 		}
 	case formatMetadata:
 		if res != nil && res.GVK() == obj.GetObjectKind().GroupVersionKind() {

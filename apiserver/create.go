@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/batchlet/batchlet/apiserver/genericstore"
+
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/apiserver/validation"
 	"github.com/batchlet/batchlet/storage"
@@ -26,7 +28,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, info reque
 		s.writeError(w, err)
 		return
 	}
-	m := accessor(obj)
+	m := genericstore.Accessor(obj)
 	if res.Namespaced {
 		if m.GetNamespace() == "" {
 			m.SetNamespace(info.Namespace)
@@ -57,7 +59,7 @@ func isDryRun(r *http.Request) bool {
 
 // createObject runs admission, defaulting and validation and stores obj.
 func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj runtime.Object, dryRun bool) (runtime.Object, error) {
-	m := accessor(obj)
+	m := genericstore.Accessor(obj)
 	if res.CustomResource && s.served.isTerminating(res.Definition) {
 		return nil, apierrors.NewForbidden(res.GroupResource(), m.GetName(), errors.New("create not allowed while custom resource definition is terminating"))
 	}
@@ -87,7 +89,7 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 	empty := res.New()
 	empty.GetObjectKind().SetGroupVersionKind(res.GVK())
 	obj = s.trackManager(ctx, res, false, empty, obj)
-	m = accessor(obj)
+	m = genericstore.Accessor(obj)
 	if res.PrepareForCreate != nil {
 		res.PrepareForCreate(obj)
 	}
@@ -109,21 +111,21 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 	if dryRun {
 		return obj, nil
 	}
-	data, err := encodeForStorage(res, obj)
+	data, err := genericstore.Encode(res, obj)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
 	for attempt := 0; ; attempt++ {
-		rev, err := s.createHandingOver(ctx, objectKey(res, m.GetNamespace(), m.GetName()), data)
+		rev, err := s.objects.CreateHandingOver(ctx, genericstore.ObjectKey(res, m.GetNamespace(), m.GetName()), data)
 		if errors.Is(err, storage.ErrExists) && generated && attempt < 8 {
 			m.SetName(m.GetGenerateName() + utilrand.String(5))
-			if data, err = encodeForStorage(res, obj); err != nil {
+			if data, err = genericstore.Encode(res, obj); err != nil {
 				return nil, apierrors.NewInternalError(err)
 			}
 			continue
 		}
 		if err != nil {
-			return nil, s.storageError(err, res, m.GetName())
+			return nil, s.objects.StorageError(err, res, m.GetName())
 		}
 		m.SetResourceVersion(fmt.Sprint(rev))
 		break
@@ -149,7 +151,7 @@ func (s *Server) validateCreate(res *registry.Resource, obj runtime.Object) fiel
 
 // metaErrors are the object-meta checks of a create.
 func (s *Server) metaErrors(res *registry.Resource, obj runtime.Object) field.ErrorList {
-	m := accessor(obj)
+	m := genericstore.Accessor(obj)
 	var om *metav1.ObjectMeta
 	if oma, ok := obj.(metav1.ObjectMetaAccessor); ok {
 		om, _ = oma.GetObjectMeta().(*metav1.ObjectMeta)
@@ -170,7 +172,7 @@ func (s *Server) admitNamespace(ctx context.Context, res *registry.Resource, nam
 		return apierrors.NewBadRequest("the server could not find the requested resource: namespace is required")
 	}
 	nsRes := s.resource("", "v1", "namespaces")
-	obj, _, err := s.getShared(ctx, nsRes, "", namespace) // only read: no decode per create
+	obj, _, err := s.objects.GetShared(ctx, nsRes, "", namespace) // only read: no decode per create
 	if err != nil {
 		return err
 	}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/batchlet/batchlet/apiserver/query"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/batchlet/batchlet/apiserver/genericstore"
+	"github.com/batchlet/batchlet/apiserver/query"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/storage"
@@ -81,7 +83,7 @@ func (s *Server) writeDeleteResult(w http.ResponseWriter, r *http.Request, res *
 		code = http.StatusAccepted
 	}
 	if deleted && !returnsDeletedObject(res) {
-		m := accessor(obj)
+		m := genericstore.Accessor(obj)
 		writeJSON(w, code, successStatus(0, &metav1.StatusDetails{Name: m.GetName(), Group: res.GVR.Group, Kind: res.GVR.Resource, UID: m.GetUID()}))
 		return
 	}
@@ -97,7 +99,7 @@ func returnsDeletedObject(res *registry.Resource) bool {
 // deleteObject deletes or marks for deletion. deleted says the object is gone.
 func (s *Server) deleteObject(ctx context.Context, res *registry.Resource, namespace, name string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
 	for attempt := 0; attempt < maxUpdateAttempts; attempt++ {
-		cur, kv, err := s.getObject(ctx, res, namespace, name)
+		cur, kv, err := s.objects.Get(ctx, res, namespace, name)
 		if err != nil {
 			return nil, false, err
 		}
@@ -110,7 +112,7 @@ func (s *Server) deleteObject(ctx context.Context, res *registry.Resource, names
 				return nil, false, apierrors.NewForbidden(res.GroupResource(), name, errors.New("this namespace may not be deleted"))
 			}
 			out, err := s.markNamespaceDeleting(ctx, res, obj, kv, opts)
-			if errors.Is(err, errRetry) {
+			if errors.Is(err, genericstore.ErrRetry) {
 				continue
 			}
 			return out, false, err
@@ -124,32 +126,32 @@ func (s *Server) deleteObject(ctx context.Context, res *registry.Resource, names
 		}
 		if pending {
 			out, err := s.writeUpdate(ctx, res, obj, cur, kv)
-			if errors.Is(err, errRetry) {
+			if errors.Is(err, genericstore.ErrRetry) {
 				continue
 			}
 			if err != nil {
 				return nil, false, err
 			}
-			return out, accessor(out).GetDeletionTimestamp() != nil && s.deletionDue(res, out), nil
+			return out, genericstore.Accessor(out).GetDeletionTimestamp() != nil && s.deletionDue(res, out), nil
 		}
 		rev, _, err := s.store.Delete(ctx, kv.Key, kv.ModRevision)
 		if errors.Is(err, storage.ErrConflict) {
 			continue
 		}
 		if err != nil {
-			return nil, false, s.storageError(err, res, name)
+			return nil, false, s.objects.StorageError(err, res, name)
 		}
-		accessor(obj).SetResourceVersion(strconv.FormatInt(rev, 10))
+		genericstore.Accessor(obj).SetResourceVersion(strconv.FormatInt(rev, 10))
 		return obj, true, nil
 	}
-	return nil, false, conflictModified(res.GroupResource(), name)
+	return nil, false, genericstore.ConflictModified(res.GroupResource(), name)
 }
 
 func checkPreconditions(res *registry.Resource, obj runtime.Object, p *metav1.Preconditions) error {
 	if p == nil {
 		return nil
 	}
-	m := accessor(obj)
+	m := genericstore.Accessor(obj)
 	if p.UID != nil && *p.UID != m.GetUID() {
 		return uidPreconditionFailed(res.GroupResource(), m.GetName(), *p.UID, m.GetUID())
 	}
@@ -172,7 +174,7 @@ func uidPreconditionFailed(gr schema.GroupResource, name string, want, got types
 // markDeleting applies propagation finalizers and graceful deletion to obj;
 // it returns true when the object must stay (updated) instead of going now.
 func (s *Server) markDeleting(res *registry.Resource, obj runtime.Object, opts *metav1.DeleteOptions) bool {
-	m := accessor(obj)
+	m := genericstore.Accessor(obj)
 	switch propagation(res, opts) {
 	case metav1.DeletePropagationOrphan:
 		m.SetFinalizers(withFinalizer(withoutFinalizer(m.GetFinalizers(), metav1.FinalizerDeleteDependents), metav1.FinalizerOrphanDependents))
@@ -250,7 +252,7 @@ func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, 
 		s.writeError(w, errMethodNotSupported("namespaces", "deletecollection"))
 		return
 	}
-	f, err := parseFilter(res, r.URL.Query())
+	f, err := genericstore.ParseFilter(res, r.URL.Query())
 	if err != nil {
 		s.writeError(w, err)
 		return
@@ -260,14 +262,14 @@ func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, 
 		s.writeError(w, err)
 		return
 	}
-	lr, err := s.listObjects(r.Context(), res, info.Namespace, f, 0, "", "", "")
+	lr, err := s.objects.List(r.Context(), res, info.Namespace, f, 0, "", "", "")
 	if err != nil {
 		s.writeError(w, err)
 		return
 	}
-	deleted := make([]runtime.Object, 0, len(lr.items))
-	for _, obj := range lr.items {
-		m := accessor(obj)
+	deleted := make([]runtime.Object, 0, len(lr.Items))
+	for _, obj := range lr.Items {
+		m := genericstore.Accessor(obj)
 		out, _, err := s.deleteObject(r.Context(), res, m.GetNamespace(), m.GetName(), opts)
 		if apierrors.IsNotFound(err) {
 			continue

@@ -52,17 +52,11 @@ func successStatus(code int, details *metav1.StatusDetails) *metav1.Status {
 	return &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: int32(code), Details: details}
 }
 
-func conflictModified(gr schema.GroupResource, name string) error {
-	return apierrors.NewConflict(gr, name, fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
-}
-
 func errUnauthorized() error { return apierrors.NewUnauthorized("Unauthorized") }
 
 func errTooLarge(limit int64) error {
 	return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit))
 }
-
-func errGone(msg string) error { return apierrors.NewResourceExpired(msg) }
 
 func errNotFoundPath() error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusNotFound,

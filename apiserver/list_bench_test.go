@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/genericstore"
+
 	"github.com/batchlet/batchlet/storage"
 	"github.com/batchlet/batchlet/storage/bolt"
 	corev1 "k8s.io/api/core/v1"
@@ -86,7 +88,7 @@ func BenchmarkListPods(b *testing.B) {
 	ctx := context.Background()
 	b.Run("store", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := srv.store.List(ctx, keyPrefix(res, "default"), storage.ListOptions{}); err != nil {
+			if _, err := srv.store.List(ctx, genericstore.KeyPrefix(res, "default"), storage.ListOptions{}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -6,14 +6,14 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/batchlet/batchlet/apiserver/genericstore"
+
 	"github.com/batchlet/batchlet/apiserver/nslifecycle"
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/storage"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -59,12 +59,12 @@ func (s *Server) markNamespaceDeleting(ctx context.Context, res *registry.Resour
 	if len(opts.DryRun) > 0 {
 		return ns, nil
 	}
-	data, err := encodeForStorage(res, ns)
+	data, err := genericstore.Encode(res, ns)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
 	rev, err := s.store.Update(ctx, kv.Key, data, kv.ModRevision)
-	if _, err = s.written(res, ns, rev, err); err != nil {
+	if _, err = s.objects.Written(res, ns, rev, err); err != nil {
 		return nil, err
 	}
 	s.namespaces.Wake()
@@ -83,20 +83,20 @@ func (n namespaceStore) nsRes() *registry.Resource { return n.s.resource("", "v1
 
 func (n namespaceStore) Namespaces(ctx context.Context) ([]*corev1.Namespace, error) {
 	res := n.nsRes()
-	everything := &filter{res: res, labels: labels.Everything(), fields: fields.Everything()}
-	lr, err := n.s.listObjects(ctx, res, "", everything, 0, "", "", "")
+	everything := genericstore.Everything(res)
+	lr, err := n.s.objects.List(ctx, res, "", everything, 0, "", "", "")
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*corev1.Namespace, 0, len(lr.items))
-	for _, obj := range lr.items {
+	out := make([]*corev1.Namespace, 0, len(lr.Items))
+	for _, obj := range lr.Items {
 		out = append(out, obj.(*corev1.Namespace))
 	}
 	return out, nil
 }
 
 func (n namespaceStore) Namespace(ctx context.Context, name string) (*corev1.Namespace, error) {
-	obj, _, err := n.s.getObject(ctx, n.nsRes(), "", name)
+	obj, _, err := n.s.objects.Get(ctx, n.nsRes(), "", name)
 	if err != nil {
 		return nil, err
 	}
@@ -116,14 +116,14 @@ func (n namespaceStore) Resources() []*registry.Resource {
 }
 
 func (n namespaceStore) Objects(ctx context.Context, res *registry.Resource, namespace string) ([]metav1.Object, error) {
-	everything := &filter{res: res, labels: labels.Everything(), fields: fields.Everything()}
-	lr, err := n.s.listObjects(ctx, res, namespace, everything, 0, "", "", "")
+	everything := genericstore.Everything(res)
+	lr, err := n.s.objects.List(ctx, res, namespace, everything, 0, "", "", "")
 	if err != nil {
 		return nil, err
 	}
-	out := make([]metav1.Object, 0, len(lr.items))
-	for _, obj := range lr.items {
-		out = append(out, accessor(obj))
+	out := make([]metav1.Object, 0, len(lr.Items))
+	for _, obj := range lr.Items {
+		out = append(out, genericstore.Accessor(obj))
 	}
 	return out, nil
 }
@@ -140,11 +140,11 @@ func (n namespaceStore) Write(ctx context.Context, ns *corev1.Namespace) error {
 	if err != nil {
 		return fmt.Errorf("namespace %s: resourceVersion %q: %w", ns.Name, ns.ResourceVersion, err)
 	}
-	data, err := encodeForStorage(res, ns)
+	data, err := genericstore.Encode(res, ns)
 	if err != nil {
 		return err
 	}
-	_, err = n.s.store.Update(ctx, objectKey(res, "", ns.Name), data, rev)
+	_, err = n.s.store.Update(ctx, genericstore.ObjectKey(res, "", ns.Name), data, rev)
 	return err
 }
 
@@ -153,7 +153,7 @@ func (n namespaceStore) Remove(ctx context.Context, ns *corev1.Namespace) error 
 	if err != nil {
 		return fmt.Errorf("namespace %s: resourceVersion %q: %w", ns.Name, ns.ResourceVersion, err)
 	}
-	if _, _, err := n.s.store.Delete(ctx, objectKey(n.nsRes(), "", ns.Name), rev); err != nil && err != storage.ErrNotFound {
+	if _, _, err := n.s.store.Delete(ctx, genericstore.ObjectKey(n.nsRes(), "", ns.Name), rev); err != nil && err != storage.ErrNotFound {
 		return err
 	}
 	return nil

@@ -131,7 +131,7 @@ func (s *Server) crdOpenAPIDocs(ctx context.Context) map[string][]byte {
 
 // definitionOf reads the CRD a custom resource is served from.
 func (s *Server) definitionOf(ctx context.Context, r *registry.Resource) (*apiextensionsv1.CustomResourceDefinition, error) {
-	obj, _, err := s.getShared(ctx, s.crdResource(), "", r.Definition)
+	obj, _, err := s.objects.GetShared(ctx, s.crdResource(), "", r.Definition)
 	if err != nil {
 		return nil, err
 	}

@@ -1,13 +1,10 @@
 package apiserver
 
 import (
-	"encoding/json"
 	"mime"
 	"net/http"
-	"strconv"
 
 	"github.com/batchlet/batchlet/apiserver/patch"
-	"github.com/batchlet/batchlet/apiserver/registry"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -35,7 +32,7 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info reques
 		return
 	}
 	codec := patch.Codec{
-		CurrentJSON: func(cur runtime.Object) ([]byte, error) { return s.currentJSON(res, cur) },
+		CurrentJSON: func(cur runtime.Object) ([]byte, error) { return s.objects.JSON(res, cur) },
 		Decode: func(data []byte, into runtime.Object) error {
 			return s.decodeJSON(w, r, data, res.GVK(), into)
 		},
@@ -54,27 +51,4 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info reques
 		return
 	}
 	s.writeObject(w, r, res, http.StatusOK, out)
-}
-
-// currentJSON is the served JSON of cur, an object as read from the store
-// (its resourceVersion is its stored revision): shared with the watches
-// that already encoded that version.
-func (s *Server) currentJSON(res *registry.Resource, cur runtime.Object) ([]byte, error) {
-	m := accessor(cur)
-	rev, err := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
-	if err != nil {
-		return json.Marshal(cur)
-	}
-	key := objKey{viewOf(res), objectKey(res, m.GetNamespace(), m.GetName())}
-	ent, err := s.entCache.get(key, rev, func() (*storedEntry, error) {
-		data, err := json.Marshal(cur)
-		if err != nil {
-			return nil, err
-		}
-		return &storedEntry{data: data, labels: m.GetLabels()}, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return ent.data, nil
 }

@@ -99,7 +99,7 @@ func (s *Server) handleEviction(w http.ResponseWriter, r *http.Request, info req
 		return
 	}
 	ctx := r.Context()
-	cur, _, err := s.getObject(ctx, info.Res, info.Namespace, info.Name)
+	cur, _, err := s.objects.Get(ctx, info.Res, info.Namespace, info.Name)
 	if err != nil {
 		s.writeError(w, err)
 		return

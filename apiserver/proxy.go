@@ -47,7 +47,7 @@ func (s *Server) podTarget(r *http.Request, info requestInfo) (*corev1.Pod, stri
 // podContainer finds the pod and the container the request names (or the
 // only one).
 func (s *Server) podContainer(r *http.Request, info requestInfo) (*corev1.Pod, string, error) {
-	obj, _, err := s.getObject(r.Context(), info.Res, info.Namespace, info.Name)
+	obj, _, err := s.objects.Get(r.Context(), info.Res, info.Namespace, info.Name)
 	if err != nil {
 		return nil, "", err
 	}
@@ -61,7 +61,7 @@ func (s *Server) podContainer(r *http.Request, info requestInfo) (*corev1.Pod, s
 
 // nodeEndpoint is host:port of the agent of a node.
 func (s *Server) nodeEndpoint(ctx context.Context, nodeName string) (string, error) {
-	nodeObj, _, err := s.getObject(ctx, s.resource("", "v1", "nodes"), "", nodeName)
+	nodeObj, _, err := s.objects.Get(ctx, s.resource("", "v1", "nodes"), "", nodeName)
 	if err != nil {
 		return "", err
 	}

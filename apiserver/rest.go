@@ -1,15 +1,7 @@
 package apiserver
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"net/http"
-
-	"github.com/batchlet/batchlet/apiserver/registry"
-	"github.com/batchlet/batchlet/storage"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // serveResource dispatches a resource request to its verb handler.
@@ -94,50 +86,8 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info r
 	}
 }
 
-// getObject reads one object.
-func (s *Server) getObject(ctx context.Context, res *registry.Resource, namespace, name string) (runtime.Object, storage.KeyValue, error) {
-	kv, err := s.store.Get(ctx, objectKey(res, namespace, name))
-	if err != nil {
-		return nil, kv, s.storageError(err, res, name)
-	}
-	obj, err := decodeKV(res, kv)
-	if err != nil {
-		return nil, kv, apierrors.NewInternalError(err)
-	}
-	return obj, kv, nil
-}
-
-// getShared reads one object as getObject does, returning the shared
-// decoded copy of its version (the one watches decoded): read-only.
-func (s *Server) getShared(ctx context.Context, res *registry.Resource, namespace, name string) (runtime.Object, storage.KeyValue, error) {
-	kv, err := s.getReadOnly(ctx, objectKey(res, namespace, name)) // kv.Value is only decoded and compared
-	if err != nil {
-		return nil, kv, s.storageError(err, res, name)
-	}
-	obj, err := s.decCache.get(cacheKey(res, kv.Key), kv.ModRevision, func() (runtime.Object, error) { return decodeKV(res, kv) })
-	if err != nil {
-		return nil, kv, apierrors.NewInternalError(err)
-	}
-	return obj, kv, nil
-}
-
-// storageError maps storage errors to API errors.
-func (s *Server) storageError(err error, res *registry.Resource, name string) error {
-	switch {
-	case errors.Is(err, storage.ErrNotFound):
-		return apierrors.NewNotFound(res.GroupResource(), name)
-	case errors.Is(err, storage.ErrExists):
-		return apierrors.NewAlreadyExists(res.GroupResource(), name)
-	case errors.Is(err, storage.ErrConflict):
-		return conflictModified(res.GroupResource(), name)
-	case errors.Is(err, storage.ErrCompacted):
-		return errGone("The resourceVersion for the provided list is too old.")
-	}
-	return apierrors.NewInternalError(fmt.Errorf("storage: %w", err))
-}
-
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, info requestInfo) {
-	obj, _, err := s.getObject(r.Context(), info.Res, info.Namespace, info.Name)
+	obj, _, err := s.objects.Get(r.Context(), info.Res, info.Namespace, info.Name)
 	if err != nil {
 		s.writeError(w, err)
 		return

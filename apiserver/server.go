@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/batchlet/batchlet/apiserver/eventttl"
+	"github.com/batchlet/batchlet/apiserver/genericstore"
 	"github.com/batchlet/batchlet/apiserver/ipalloc"
 	"github.com/batchlet/batchlet/apiserver/nslifecycle"
 	"github.com/batchlet/batchlet/apiserver/patch"
@@ -107,10 +108,8 @@ type Server struct {
 	handler http.Handler
 	// namespaces finishes the deletion of namespaces.
 	namespaces *nslifecycle.Loop
-	entCache   *latestCache[*storedEntry]
-	decCache   *ringCache[runtime.Object]
-	// localCache holds the copies local informers share (see LocalListerWatcher).
-	localCache *ringCache[runtime.Object]
+	// objects reads and writes every resource's objects in the store.
+	objects *genericstore.Store
 	// protobuf encodes and decodes Kubernetes' protobuf envelope.
 	protobuf      *protobuf.Serializer
 	fieldManagers *patch.FieldManagers
@@ -182,9 +181,10 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, store: cfg.Storage, clock: cfg.Clock, log: cfg.Logger, scheme: scheme, protobuf: protobuf.NewSerializer(scheme, scheme),
 		served: newServedTable(append(registry.All(), registry.CustomResourceDefinitions())), metrics: m,
-		entCache: newLatestCache[*storedEntry](entryCacheSize), decCache: newRingCache[runtime.Object](4096), localCache: newRingCache[runtime.Object](4096), nodeTransport: newNodeTransport(), fieldManagers: patch.NewFieldManagers(scheme),
+		nodeTransport: newNodeTransport(), fieldManagers: patch.NewFieldManagers(scheme),
 		serviceRange: serviceRange,
 	}
+	s.objects = genericstore.New(genericstore.Config{Backend: cfg.Storage, Clock: cfg.Clock, Logger: cfg.Logger, BookmarkInterval: cfg.BookmarkInterval})
 	s.namespaces = nslifecycle.New(namespaceStore{s}, cfg.NamespaceSyncInterval, s.clock, s.log)
 	s.handler = s.buildHandler()
 	if err := s.bootstrap(context.Background()); err != nil {
@@ -251,21 +251,4 @@ func (s *Server) resource(group, version, resource string) *registry.Resource {
 // resourceForKind finds the served resource of a kind (nil if none).
 func (s *Server) resourceForKind(gvk schema.GroupVersionKind) *registry.Resource {
 	return s.served.forKind(gvk)
-}
-
-func keyPrefix(r *registry.Resource, namespace string) string {
-	gvr := r.StorageGVR()
-	group := gvr.Group
-	if group == "" {
-		group = "core"
-	}
-	p := "/registry/" + group + "/" + gvr.Resource + "/"
-	if r.Namespaced && namespace != "" {
-		p += namespace + "/"
-	}
-	return p
-}
-
-func objectKey(r *registry.Resource, namespace, name string) string {
-	return keyPrefix(r, namespace) + name
 }

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/genericstore"
+
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -104,11 +106,11 @@ func (s *Server) checkTokenBindings(ctx context.Context, v satoken.Verified) err
 }
 
 func (s *Server) checkBound(ctx context.Context, resource, namespace string, ref satoken.Ref) error {
-	obj, _, err := s.getShared(ctx, s.resource("", "v1", resource), namespace, ref.Name)
+	obj, _, err := s.objects.GetShared(ctx, s.resource("", "v1", resource), namespace, ref.Name)
 	if err != nil {
 		return fmt.Errorf("%s %s/%s: %w", resource, namespace, ref.Name, err)
 	}
-	m := accessor(obj)
+	m := genericstore.Accessor(obj)
 	if m.GetUID() != ref.UID {
 		return fmt.Errorf("%s %s/%s UID (%s) does not match claim (%s)", resource, namespace, ref.Name, m.GetUID(), ref.UID)
 	}
@@ -153,7 +155,7 @@ func (s *Server) issueTokenRequest(ctx context.Context, namespace, name string, 
 	if errs := validateTokenRequest(req); len(errs) > 0 {
 		return apierrors.NewInvalid(authenticationv1.SchemeGroupVersion.WithKind("TokenRequest").GroupKind(), name, errs)
 	}
-	saObj, _, err := s.getObject(ctx, s.resource("", "v1", "serviceaccounts"), namespace, name)
+	saObj, _, err := s.objects.Get(ctx, s.resource("", "v1", "serviceaccounts"), namespace, name)
 	if err != nil {
 		return err
 	}
@@ -197,7 +199,7 @@ func (s *Server) bindToken(ctx context.Context, namespace string, sa *corev1.Ser
 	if gvk != corev1.SchemeGroupVersion.WithKind("Pod") {
 		return apierrors.NewBadRequest(fmt.Sprintf("cannot bind token to object of type %s", gvk.String()))
 	}
-	obj, _, err := s.getObject(ctx, s.resource("", "v1", "pods"), namespace, ref.Name)
+	obj, _, err := s.objects.Get(ctx, s.resource("", "v1", "pods"), namespace, ref.Name)
 	if err != nil {
 		return err
 	}
@@ -212,8 +214,8 @@ func (s *Server) bindToken(ctx context.Context, namespace string, sa *corev1.Ser
 	ref.UID = pod.UID
 	tr.Pod = &satoken.Ref{Name: pod.Name, UID: pod.UID}
 	if pod.Spec.NodeName != "" {
-		if node, _, err := s.getObject(ctx, s.resource("", "v1", "nodes"), "", pod.Spec.NodeName); err == nil {
-			tr.Node = &satoken.Ref{Name: pod.Spec.NodeName, UID: accessor(node).GetUID()}
+		if node, _, err := s.objects.Get(ctx, s.resource("", "v1", "nodes"), "", pod.Spec.NodeName); err == nil {
+			tr.Node = &satoken.Ref{Name: pod.Spec.NodeName, UID: genericstore.Accessor(node).GetUID()}
 		}
 	}
 	return nil
@@ -231,7 +233,7 @@ func (s *Server) admitServiceAccount(ctx context.Context, pod *corev1.Pod) error
 	if _, mirror := pod.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
 		return nil
 	}
-	obj, _, err := s.getShared(ctx, s.resource("", "v1", "serviceaccounts"), pod.Namespace, pod.Spec.ServiceAccountName)
+	obj, _, err := s.objects.GetShared(ctx, s.resource("", "v1", "serviceaccounts"), pod.Namespace, pod.Spec.ServiceAccountName)
 	if apierrors.IsNotFound(err) {
 		// The informer lister's error, which upstream's plugin reports.
 		err = apierrors.NewNotFound(schema.GroupResource{Resource: "serviceaccount"}, pod.Spec.ServiceAccountName)

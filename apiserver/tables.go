@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/genericstore"
+
 	"github.com/batchlet/batchlet/apiserver/registry"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -43,7 +45,7 @@ func columnsOf(res *registry.Resource) []metav1.TableColumnDefinition {
 }
 
 func rowOf(res *registry.Resource, obj runtime.Object, now time.Time) metav1.TableRow {
-	m := accessor(obj)
+	m := genericstore.Accessor(obj)
 	if res.Row != nil {
 		return res.Row(obj, now)
 	}

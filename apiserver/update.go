@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
-	"strconv"
+
+	"github.com/batchlet/batchlet/apiserver/genericstore"
 
 	"github.com/batchlet/batchlet/apiserver/patch"
 	"github.com/batchlet/batchlet/apiserver/registry"
@@ -38,7 +39,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, info reque
 		s.writeError(w, err)
 		return
 	}
-	m := accessor(body)
+	m := genericstore.Accessor(body)
 	if m.GetName() != info.Name {
 		s.writeError(w, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), info.Name)))
 		return
@@ -77,7 +78,7 @@ func (s *Server) updateObject(ctx context.Context, res *registry.Resource, names
 // mayShare).
 func (s *Server) updateReading(ctx context.Context, res *registry.Resource, namespace, name string, mode updateMode, dryRun bool, mutate mutateFunc) (runtime.Object, error) {
 	for attempt := 0; attempt < maxUpdateAttempts; attempt++ {
-		cur, kv, err := s.getShared(ctx, res, namespace, name)
+		cur, kv, err := s.objects.GetShared(ctx, res, namespace, name)
 		if err != nil {
 			return nil, err
 		}
@@ -85,9 +86,9 @@ func (s *Server) updateReading(ctx context.Context, res *registry.Resource, name
 		if err != nil {
 			return nil, err
 		}
-		nm, cm := accessor(obj), accessor(cur)
+		nm, cm := genericstore.Accessor(obj), genericstore.Accessor(cur)
 		if rv := nm.GetResourceVersion(); rv != "" && rv != cm.GetResourceVersion() {
-			return nil, conflictModified(res.GroupResource(), name)
+			return nil, genericstore.ConflictModified(res.GroupResource(), name)
 		}
 		unconditional := nm.GetResourceVersion() == ""
 		if manager, _ := ctx.Value(ctxFieldManager).(string); manager == "" && mode != modeRaw {
@@ -103,18 +104,16 @@ func (s *Server) updateReading(ctx context.Context, res *registry.Resource, name
 			return obj, nil
 		}
 		out, err := s.writeUpdate(ctx, res, obj, cur, kv)
-		if errors.Is(err, errRetry) {
+		if errors.Is(err, genericstore.ErrRetry) {
 			if unconditional {
 				continue
 			}
-			return nil, conflictModified(res.GroupResource(), name)
+			return nil, genericstore.ConflictModified(res.GroupResource(), name)
 		}
 		return out, err
 	}
-	return nil, conflictModified(res.GroupResource(), name)
+	return nil, genericstore.ConflictModified(res.GroupResource(), name)
 }
-
-var errRetry = errors.New("retry update")
 
 // mayShare: the new object of a status update may share parts with the
 // current (shared) one. Status strategies only put the old spec back and
@@ -127,7 +126,7 @@ func mayShare(ctx context.Context, mode updateMode) bool {
 
 // prepareUpdate keeps immutable metadata, applies the strategy and validates.
 func (s *Server) prepareUpdate(res *registry.Resource, obj, cur runtime.Object, mode updateMode) error {
-	nm, cm := accessor(obj), accessor(cur)
+	nm, cm := genericstore.Accessor(obj), genericstore.Accessor(cur)
 	obj.GetObjectKind().SetGroupVersionKind(res.GVK())
 	nm.SetName(cm.GetName())
 	nm.SetNamespace(cm.GetNamespace())
@@ -185,39 +184,24 @@ func specChanged(a, b runtime.Object) bool {
 func (s *Server) writeUpdate(ctx context.Context, res *registry.Resource, obj, cur runtime.Object, kv storage.KeyValue) (runtime.Object, error) {
 	if s.deletionDue(res, obj) {
 		rev, _, err := s.store.Delete(ctx, kv.Key, kv.ModRevision)
-		return s.written(res, obj, rev, err)
+		return s.objects.Written(res, obj, rev, err)
 	}
-	data, err := encodeForStorage(res, obj)
+	data, err := genericstore.Encode(res, obj)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
 	if bytes.Equal(data, kv.Value) {
 		return cur.DeepCopyObject(), nil
 	}
-	rev, err := s.updateHandingOver(ctx, kv.Key, data, kv.ModRevision)
-	return s.written(res, obj, rev, err)
-}
-
-// written finishes a conditional write of obj at revision rev: a lost race
-// is errRetry, another storage error the API error for it, and success gives
-// obj its new resourceVersion.
-func (s *Server) written(res *registry.Resource, obj runtime.Object, rev int64, err error) (runtime.Object, error) {
-	m := accessor(obj)
-	if errors.Is(err, storage.ErrConflict) {
-		return nil, errRetry
-	}
-	if err != nil {
-		return nil, s.storageError(err, res, m.GetName())
-	}
-	m.SetResourceVersion(strconv.FormatInt(rev, 10))
-	return obj, nil
+	rev, err := s.objects.UpdateHandingOver(ctx, kv.Key, data, kv.ModRevision)
+	return s.objects.Written(res, obj, rev, err)
 }
 
 // deletionDue: an object being deleted goes once its finalizers are gone,
 // unless a graceful deletion is still pending (a pod waiting for its agent,
 // which finishes it with a zero-grace delete).
 func (s *Server) deletionDue(res *registry.Resource, obj runtime.Object) bool {
-	m := accessor(obj)
+	m := genericstore.Accessor(obj)
 	if m.GetDeletionTimestamp() == nil || len(m.GetFinalizers()) > 0 {
 		return false
 	}

@@ -1,4 +1,4 @@
-package apiserver
+package genericstore
 
 import (
 	"context"
@@ -19,24 +19,24 @@ type zeroCopyStore interface {
 }
 
 // getReadOnly reads key for a caller that only reads the value.
-func (s *Server) getReadOnly(ctx context.Context, key string) (storage.KeyValue, error) {
+func (s *Store) getReadOnly(ctx context.Context, key string) (storage.KeyValue, error) {
 	if z, ok := s.store.(zeroCopyStore); ok {
 		return z.GetShared(ctx, key)
 	}
 	return s.store.Get(ctx, key)
 }
 
-// createHandingOver stores value, freshly encoded and not used after, under
+// CreateHandingOver stores value, freshly encoded and not used after, under
 // a new key.
-func (s *Server) createHandingOver(ctx context.Context, key string, value []byte) (int64, error) {
+func (s *Store) CreateHandingOver(ctx context.Context, key string, value []byte) (int64, error) {
 	if z, ok := s.store.(zeroCopyStore); ok {
 		return z.CreateOwned(ctx, key, value)
 	}
 	return s.store.Create(ctx, key, value)
 }
 
-// updateHandingOver is the same for a conditional update.
-func (s *Server) updateHandingOver(ctx context.Context, key string, value []byte, expectedRev int64) (int64, error) {
+// UpdateHandingOver is the same for a conditional update.
+func (s *Store) UpdateHandingOver(ctx context.Context, key string, value []byte, expectedRev int64) (int64, error) {
 	if z, ok := s.store.(zeroCopyStore); ok {
 		return z.UpdateOwned(ctx, key, value, expectedRev)
 	}

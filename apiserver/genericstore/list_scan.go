@@ -1,4 +1,4 @@
-package apiserver
+package genericstore
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ type valueVisitor interface {
 
 // visitStored walks the keys under prefix like valueVisitor.Visit, over any
 // store: one without Visit is listed and its copies handed over.
-func (s *Server) visitStored(ctx context.Context, prefix string, opts storage.ListOptions, visit func([]byte, storage.KeyValue) (bool, error)) (storage.ListResult, error) {
+func (s *Store) visitStored(ctx context.Context, prefix string, opts storage.ListOptions, visit func([]byte, storage.KeyValue) (bool, error)) (storage.ListResult, error) {
 	if v, ok := s.store.(valueVisitor); ok {
 		return v.Visit(ctx, prefix, opts, visit)
 	}
@@ -58,22 +58,22 @@ func (s *Server) visitStored(ctx context.Context, prefix string, opts storage.Li
 // copying no value the entry cache has; otherwise each match's stored
 // version (a copy) and, where matching needed it, its decoded object.
 type listScan struct {
-	s       *Server
+	s       *Store
 	res     *registry.Resource
-	f       *filter
+	f       *Filter
 	limit   int64
 	entries bool
 
-	items     []listItem
+	items     []ListItem
 	rev       int64
 	cont      string
 	remaining *int64
 }
 
-// listItem is one candidate of a scan: its cached entry, or a copy of its
+// ListItem is one candidate of a scan: its cached entry, or a copy of its
 // stored version, or both. Small, as a list of 10,000s holds one each.
-type listItem struct {
-	ent *storedEntry
+type ListItem struct {
+	ent *StoredEntry
 	st  *storedItem
 }
 
@@ -88,7 +88,7 @@ type storedItem struct {
 
 // listOptions turns continue / resourceVersion / resourceVersionMatch into
 // store list options, waiting for a resourceVersion not reached yet.
-func (s *Server) listOptions(ctx context.Context, cont, rv, rvMatch string) (storage.ListOptions, error) {
+func (s *Store) listOptions(ctx context.Context, cont, rv, rvMatch string) (storage.ListOptions, error) {
 	var opts storage.ListOptions
 	if cont != "" {
 		tok, err := decodeContinue(cont)
@@ -101,7 +101,7 @@ func (s *Server) listOptions(ctx context.Context, cont, rv, rvMatch string) (sto
 		if err != nil {
 			return opts, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %s", rv))
 		}
-		if err := s.waitForRevision(ctx, n); err != nil {
+		if err := s.WaitForRevision(ctx, n); err != nil {
 			return opts, err
 		}
 		if rvMatch == string(metav1.ResourceVersionMatchExact) {
@@ -162,7 +162,7 @@ func (sc *listScan) storeError(err error, rev int64) error {
 	if errors.Is(err, storage.ErrFuture) {
 		return apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", rev, sc.s.store.CurrentRevision()), 1)
 	}
-	return sc.s.storageError(err, sc.res, "")
+	return sc.s.StorageError(err, sc.res, "")
 }
 
 // consider looks at one stored version during the store's walk, where key
@@ -170,7 +170,7 @@ func (sc *listScan) storeError(err error, rev int64) error {
 // none); kv is copied where the caller wants stored versions or the entry
 // is missing.
 func (sc *listScan) consider(key []byte, kv storage.KeyValue) {
-	var it listItem
+	var it ListItem
 	if sc.entries || (!sc.f.empty() && sc.f.fields.Empty()) {
 		it.ent = sc.s.cachedEntry(sc.res, key, kv.ModRevision)
 	}
@@ -216,11 +216,11 @@ func (sc *listScan) resolve(start int) error {
 // decide tells whether a candidate matches, decoding it if consider could
 // not tell; for entries, a match gets its entry (and drops its stored
 // version).
-func (sc *listScan) decide(it *listItem) (bool, error) {
+func (sc *listScan) decide(it *ListItem) (bool, error) {
 	if it.st == nil || !it.st.undecided {
 		return true, nil
 	}
-	obj, err := decodeKV(sc.res, it.st.kv)
+	obj, err := DecodeKV(sc.res, it.st.kv)
 	if err != nil {
 		return false, err
 	}
@@ -232,7 +232,7 @@ func (sc *listScan) decide(it *listItem) (bool, error) {
 		return true, nil
 	}
 	if it.ent == nil {
-		if it.ent, err = sc.s.entry(sc.res, it.st.kv, obj); err != nil {
+		if it.ent, err = sc.s.Entry(sc.res, it.st.kv, obj); err != nil {
 			return false, err
 		}
 	}
