@@ -10,7 +10,6 @@ import (
 
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/apiserver/validation"
-	"github.com/batchlet/batchlet/storage"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -111,24 +110,13 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 	if dryRun {
 		return obj, nil
 	}
-	data, err := genericstore.Encode(res, obj)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+	var rename func()
+	if generated {
+		rename = func() { m.SetName(m.GetGenerateName() + utilrand.String(5)) }
 	}
-	for attempt := 0; ; attempt++ {
-		rev, err := s.objects.CreateHandingOver(ctx, genericstore.ObjectKey(res, m.GetNamespace(), m.GetName()), data)
-		if errors.Is(err, storage.ErrExists) && generated && attempt < 8 {
-			m.SetName(m.GetGenerateName() + utilrand.String(5))
-			if data, err = genericstore.Encode(res, obj); err != nil {
-				return nil, apierrors.NewInternalError(err)
-			}
-			continue
-		}
-		if err != nil {
-			return nil, s.objects.StorageError(err, res, m.GetName())
-		}
-		m.SetResourceVersion(fmt.Sprint(rev))
-		break
+	obj, err := s.objects.Create(ctx, res, obj, rename)
+	if err != nil {
+		return nil, err
 	}
 	if res.GVR.Resource == "namespaces" && res.GVR.Group == "" {
 		s.ensureDefaultServiceAccount(ctx, m.GetName())

@@ -12,7 +12,6 @@ import (
 	"github.com/batchlet/batchlet/apiserver/query"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
-	"github.com/batchlet/batchlet/storage"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -98,7 +97,7 @@ func returnsDeletedObject(res *registry.Resource) bool {
 
 // deleteObject deletes or marks for deletion. deleted says the object is gone.
 func (s *Server) deleteObject(ctx context.Context, res *registry.Resource, namespace, name string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
-	for attempt := 0; attempt < maxUpdateAttempts; attempt++ {
+	for attempt := 0; attempt < genericstore.MaxUpdateAttempts; attempt++ {
 		cur, kv, err := s.objects.Get(ctx, res, namespace, name)
 		if err != nil {
 			return nil, false, err
@@ -125,24 +124,23 @@ func (s *Server) deleteObject(ctx context.Context, res *registry.Resource, names
 			return obj, !pending, nil
 		}
 		if pending {
-			out, err := s.writeUpdate(ctx, res, obj, cur, kv)
+			out, err := s.objects.Write(ctx, res, obj, cur, kv)
 			if errors.Is(err, genericstore.ErrRetry) {
 				continue
 			}
 			if err != nil {
 				return nil, false, err
 			}
-			return out, genericstore.Accessor(out).GetDeletionTimestamp() != nil && s.deletionDue(res, out), nil
+			return out, genericstore.Accessor(out).GetDeletionTimestamp() != nil && genericstore.DeletionDue(out), nil
 		}
-		rev, _, err := s.store.Delete(ctx, kv.Key, kv.ModRevision)
-		if errors.Is(err, storage.ErrConflict) {
+		out, err := s.objects.Delete(ctx, res, obj, kv)
+		if errors.Is(err, genericstore.ErrRetry) {
 			continue
 		}
 		if err != nil {
-			return nil, false, s.objects.StorageError(err, res, name)
+			return nil, false, err
 		}
-		genericstore.Accessor(obj).SetResourceVersion(strconv.FormatInt(rev, 10))
-		return obj, true, nil
+		return out, true, nil
 	}
 	return nil, false, genericstore.ConflictModified(res.GroupResource(), name)
 }

@@ -1,9 +1,7 @@
 package apiserver
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -13,15 +11,12 @@ import (
 	"github.com/batchlet/batchlet/apiserver/patch"
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/apiserver/validation"
-	"github.com/batchlet/batchlet/storage"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
-
-const maxUpdateAttempts = 16
 
 // updateMode selects the strategy hooks of an update.
 type updateMode int
@@ -77,20 +72,7 @@ func (s *Server) updateObject(ctx context.Context, res *registry.Resource, names
 // itself, and what it shares with cur must survive the strategy (see
 // mayShare).
 func (s *Server) updateReading(ctx context.Context, res *registry.Resource, namespace, name string, mode updateMode, dryRun bool, mutate mutateFunc) (runtime.Object, error) {
-	for attempt := 0; attempt < maxUpdateAttempts; attempt++ {
-		cur, kv, err := s.objects.GetShared(ctx, res, namespace, name)
-		if err != nil {
-			return nil, err
-		}
-		obj, err := mutate(cur)
-		if err != nil {
-			return nil, err
-		}
-		nm, cm := genericstore.Accessor(obj), genericstore.Accessor(cur)
-		if rv := nm.GetResourceVersion(); rv != "" && rv != cm.GetResourceVersion() {
-			return nil, genericstore.ConflictModified(res.GroupResource(), name)
-		}
-		unconditional := nm.GetResourceVersion() == ""
+	return s.objects.GuaranteedUpdate(ctx, res, namespace, name, dryRun, mutate, func(obj, cur runtime.Object) (runtime.Object, error) {
 		if manager, _ := ctx.Value(ctxFieldManager).(string); manager == "" && mode != modeRaw {
 			patch.KeepManagedFields(cur, obj)
 		}
@@ -100,19 +82,8 @@ func (s *Server) updateReading(ctx context.Context, res *registry.Resource, name
 		if mode != modeRaw {
 			obj = s.trackManager(ctx, res, mode == modeStatus, cur, obj)
 		}
-		if dryRun {
-			return obj, nil
-		}
-		out, err := s.writeUpdate(ctx, res, obj, cur, kv)
-		if errors.Is(err, genericstore.ErrRetry) {
-			if unconditional {
-				continue
-			}
-			return nil, genericstore.ConflictModified(res.GroupResource(), name)
-		}
-		return out, err
-	}
-	return nil, genericstore.ConflictModified(res.GroupResource(), name)
+		return obj, nil
+	})
 }
 
 // mayShare: the new object of a status update may share parts with the
@@ -177,34 +148,4 @@ func specChanged(a, b runtime.Object) bool {
 		return false
 	}
 	return !equality.Semantic.DeepEqual(av.Interface(), bv.Interface())
-}
-
-// writeUpdate stores obj over cur (read at kv), or deletes it when its
-// deletion is due (deletionTimestamp set, no finalizers left).
-func (s *Server) writeUpdate(ctx context.Context, res *registry.Resource, obj, cur runtime.Object, kv storage.KeyValue) (runtime.Object, error) {
-	if s.deletionDue(res, obj) {
-		rev, _, err := s.store.Delete(ctx, kv.Key, kv.ModRevision)
-		return s.objects.Written(res, obj, rev, err)
-	}
-	data, err := genericstore.Encode(res, obj)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	if bytes.Equal(data, kv.Value) {
-		return cur.DeepCopyObject(), nil
-	}
-	rev, err := s.objects.UpdateHandingOver(ctx, kv.Key, data, kv.ModRevision)
-	return s.objects.Written(res, obj, rev, err)
-}
-
-// deletionDue: an object being deleted goes once its finalizers are gone,
-// unless a graceful deletion is still pending (a pod waiting for its agent,
-// which finishes it with a zero-grace delete).
-func (s *Server) deletionDue(res *registry.Resource, obj runtime.Object) bool {
-	m := genericstore.Accessor(obj)
-	if m.GetDeletionTimestamp() == nil || len(m.GetFinalizers()) > 0 {
-		return false
-	}
-	g := m.GetDeletionGracePeriodSeconds()
-	return g == nil || *g == 0
 }
