@@ -33,7 +33,7 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info reques
 					types.JSONPatchType, types.MergePatchType, types.ApplyPatchType), 0, false))
 			return
 		}
-		if res.GVR.Group == "jobset.x-k8s.io" {
+		if res.NoStrategicMerge {
 			s.writeError(w, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", res.GroupResource(), info.Name,
 				"strategic merge patch format is not supported", 0, false))
 			return
