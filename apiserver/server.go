@@ -13,7 +13,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/eventttl"
 	"github.com/batchlet/batchlet/apiserver/ipalloc"
+	"github.com/batchlet/batchlet/apiserver/nslifecycle"
+	"github.com/batchlet/batchlet/apiserver/patch"
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/apiserver/satoken"
 	"github.com/batchlet/batchlet/storage"
@@ -99,17 +102,18 @@ type Server struct {
 	scheme *runtime.Scheme
 	served *servedTable
 	// crdMu serialises the CRD sync (names, conditions, serving, cleanup).
-	crdMu    sync.Mutex
-	metrics  *metrics
-	handler  http.Handler
-	nsWake   chan struct{}
-	entCache *latestCache[*storedEntry]
-	decCache *ringCache[runtime.Object]
+	crdMu   sync.Mutex
+	metrics *metrics
+	handler http.Handler
+	// namespaces finishes the deletion of namespaces.
+	namespaces *nslifecycle.Loop
+	entCache   *latestCache[*storedEntry]
+	decCache   *ringCache[runtime.Object]
 	// localCache holds the copies local informers share (see LocalListerWatcher).
 	localCache *ringCache[runtime.Object]
 	// protobuf encodes and decodes Kubernetes' protobuf envelope.
 	protobuf      *protobuf.Serializer
-	fieldManagers *fieldManagers
+	fieldManagers *patch.FieldManagers
 	// nodeTransport proxies pods/log and pods/exec to node agents.
 	nodeTransport *http.Transport
 	// serviceRange and clusterIPMu allocate Service ClusterIPs.
@@ -178,9 +182,10 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, store: cfg.Storage, clock: cfg.Clock, log: cfg.Logger, scheme: scheme, protobuf: protobuf.NewSerializer(scheme, scheme),
 		served: newServedTable(registry.All()), metrics: m,
-		nsWake: make(chan struct{}, 1), entCache: newLatestCache[*storedEntry](entryCacheSize), decCache: newRingCache[runtime.Object](4096), localCache: newRingCache[runtime.Object](4096), nodeTransport: newNodeTransport(), fieldManagers: newFieldManagers(scheme),
+		entCache: newLatestCache[*storedEntry](entryCacheSize), decCache: newRingCache[runtime.Object](4096), localCache: newRingCache[runtime.Object](4096), nodeTransport: newNodeTransport(), fieldManagers: patch.NewFieldManagers(scheme),
 		serviceRange: serviceRange,
 	}
+	s.namespaces = nslifecycle.New(namespaceStore{s}, cfg.NamespaceSyncInterval, s.clock, s.log)
 	s.handler = s.buildHandler()
 	if err := s.bootstrap(context.Background()); err != nil {
 		return nil, err
@@ -201,7 +206,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // compaction, event expiry) until ctx ends.
 func (s *Server) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	for _, loop := range []func(context.Context){s.runCompaction, s.runEventTTL, s.runNamespaceLoop, s.runCRDLoop, s.runKubernetesService} {
+	for _, loop := range []func(context.Context){s.runCompaction, s.eventExpirer().Run, s.namespaces.Run, s.runCRDLoop, s.runKubernetesService} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -210,6 +215,11 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	return nil
+}
+
+// eventExpirer is the loop deleting events after Config.EventTTL.
+func (s *Server) eventExpirer() *eventttl.Expirer {
+	return &eventttl.Expirer{Store: eventStore{s}, TTL: s.cfg.EventTTL, Clock: s.clock, Log: s.log}
 }
 
 // runCompaction compacts, every interval, the history older than the
