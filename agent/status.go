@@ -36,7 +36,10 @@ type statusInput struct {
 	terminal  bool            // the agent is terminating the pod (deletion, deadline, shutdown)
 	reason    string          // pod status reason for a terminal pod, e.g. DeadlineExceeded
 	message   string
-	shutdown  bool // node shutdown: add DisruptionTarget
+	// disruption, when set, is the message of a DisruptionTarget
+	// (TerminationByKubelet) condition: node shutdown, or containers lost
+	// with the previous agent process.
+	disruption string
 	hostIP    string
 	podIP     string
 	startTime metav1.Time
@@ -77,9 +80,9 @@ func podStatus(in statusInput) corev1.PodStatus {
 	if !hasCondition(old.Conditions, corev1.PodScheduled) {
 		conds = append(conds, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue})
 	}
-	if in.shutdown {
+	if in.disruption != "" {
 		conds = append(conds, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
-			Reason: reasonTerminationByKubelet, Message: messageNodeShutdown})
+			Reason: reasonTerminationByKubelet, Message: in.disruption})
 	}
 	st.Conditions = mergeConditions(old.Conditions, conds, in.now)
 	return st
