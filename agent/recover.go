@@ -32,7 +32,6 @@ const (
 // condition together with ContainerStatusUnknown containers.
 const messageLostWithAgent = "Pod was terminated because its containers were lost when the node agent restarted."
 
-
 // recoveryAction is what the agent does with a pod its runtime does not run.
 type recoveryAction int
 

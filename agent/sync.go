@@ -30,10 +30,10 @@ type podState struct {
 	// (TerminationByKubelet) of a pod ended by a node shutdown or lost
 	// with the previous agent process; "" for none.
 	disruption string
-	written        *corev1.PodStatus // last status written
-	writtenRV   string            // the pod's resourceVersion after that write
-	deleting    bool
-	prober      *prober
+	written    *corev1.PodStatus // last status written
+	writtenRV  string            // the pod's resourceVersion after that write
+	deleting   bool
+	prober     *prober
 	// heldSince: when the pod's first status was held back (see
 	// holdFirstStatus); zero until then.
 	heldSince time.Time
