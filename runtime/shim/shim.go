@@ -79,9 +79,9 @@ type Spec struct {
 	InitArgv []string `json:"initArgv,omitempty"`
 	// Cred is the user a container without namespaces runs as (nil: the
 	// shim's).
-	Cred *syscall.Credential `json:"cred,omitempty"`
-	LogPath    string `json:"logPath"`
-	Image      string `json:"image"`
+	Cred    *syscall.Credential `json:"cred,omitempty"`
+	LogPath string              `json:"logPath"`
+	Image   string              `json:"image"`
 }
 
 // Phases of a shim's state file.
