@@ -35,8 +35,9 @@ var capNumbers = map[string]int{
 }
 
 // capSet is the set of capabilities a container keeps: the default set
-// with spec's additions and removals ("ALL" stands for every one), or
-// every one for a privileged container, as the kubelet asks the runtime.
+// less spec's drops, plus its additions (so "drop ALL, add X" keeps X, as
+// containerd applies them; "ALL" stands for every one), or every one for a
+// privileged container.
 func capSet(spec Spec) (map[int]bool, error) {
 	keep := map[int]bool{}
 	all := func() {
@@ -51,6 +52,15 @@ func capSet(spec Spec) (map[int]bool, error) {
 	for _, name := range DefaultCaps {
 		keep[capNumbers[name]] = true
 	}
+	for _, name := range spec.CapDrop {
+		if strings.EqualFold(name, "ALL") {
+			clear(keep)
+			continue
+		}
+		if n, ok := capNumbers[strings.TrimPrefix(strings.ToUpper(name), "CAP_")]; ok {
+			delete(keep, n)
+		}
+	}
 	for _, name := range spec.CapAdd {
 		if strings.EqualFold(name, "ALL") {
 			all()
@@ -61,15 +71,6 @@ func capSet(spec Spec) (map[int]bool, error) {
 			return nil, fmt.Errorf("unknown capability %q to add", name)
 		}
 		keep[n] = true
-	}
-	for _, name := range spec.CapDrop {
-		if strings.EqualFold(name, "ALL") {
-			clear(keep)
-			continue
-		}
-		if n, ok := capNumbers[strings.TrimPrefix(strings.ToUpper(name), "CAP_")]; ok {
-			delete(keep, n)
-		}
 	}
 	return keep, nil
 }
