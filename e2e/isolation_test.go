@@ -49,7 +49,7 @@ spec:
 	}
 	serverPid := itoa(s.cmd.Process.Pid)
 	script.WriteString(`if cat /proc/` + serverPid + `/environ >/dev/null 2>&1; then echo "READ server environ"; else echo denied; fi
-tr '\0' ' ' < /proc/1/cmdline | grep -q batchlet && echo "PID 1 is batchlet" || echo denied
+[ "$(cut -d' ' -f2 /proc/1/stat)" = "(sh)" ] && echo denied || echo "PID 1 is not the pod's"
 ls /dev | grep -qE '^(sd|vd|xvd|nvme|loop)' && echo "host disks visible" || echo denied
 umount ` + shim.HostTmp + ` 2>/dev/null && echo "unmounted the mask" || echo denied
 api() { curl -sk -o /dev/null -w '%{http_code}\n' -H "Authorization: Bearer $(cat /var/run/secrets/kubernetes.io/serviceaccount/token)" "https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT$1"; }
