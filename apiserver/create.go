@@ -114,7 +114,7 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 		return nil, apierrors.NewInternalError(err)
 	}
 	for attempt := 0; ; attempt++ {
-		rev, err := s.createHandingOver(ctx, objectKey(res, m.GetNamespace(), m.GetName()), data)
+		rev, err := s.store.CreateOwned(ctx, objectKey(res, m.GetNamespace(), m.GetName()), data)
 		if errors.Is(err, storage.ErrExists) && generated && attempt < 8 {
 			m.SetName(m.GetGenerateName() + utilrand.String(5))
 			if data, err = encodeForStorage(res, obj); err != nil {

@@ -194,7 +194,7 @@ func (s *Server) writeUpdate(ctx context.Context, res *registry.Resource, obj, c
 	if bytes.Equal(data, kv.Value) {
 		return cur.DeepCopyObject(), nil
 	}
-	rev, err := s.updateHandingOver(ctx, kv.Key, data, kv.ModRevision)
+	rev, err := s.store.UpdateOwned(ctx, kv.Key, data, kv.ModRevision)
 	return s.written(res, obj, rev, err)
 }
 
