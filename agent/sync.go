@@ -26,11 +26,14 @@ type podState struct {
 	terminating bool
 	reason      string // pod status reason once terminating (DeadlineExceeded, Terminated)
 	message     string
-	shutdown    bool
-	written     *corev1.PodStatus // last status written
-	writtenRV   string            // the pod's resourceVersion after that write
-	deleting    bool
-	prober      *prober
+	// disruption: the message of the DisruptionTarget condition
+	// (TerminationByKubelet) of a pod ended by a node shutdown or lost
+	// with the previous agent process; "" for none.
+	disruption string
+	written    *corev1.PodStatus // last status written
+	writtenRV  string            // the pod's resourceVersion after that write
+	deleting   bool
+	prober     *prober
 	// heldSince: when the pod's first status was held back (see
 	// holdFirstStatus); zero until then.
 	heldSince time.Time
@@ -164,8 +167,12 @@ func (a *Agent) syncNewPod(ctx context.Context, pod *corev1.Pod) error {
 		return err
 	}
 	if !adopted {
-		if rec := a.recover(&run); rec.initStatuses != nil || rec.statuses != nil {
+		rec := a.recover(&run)
+		if rec.initStatuses != nil || rec.statuses != nil {
 			run.Status.InitContainerStatuses, run.Status.ContainerStatuses = rec.initStatuses, rec.statuses
+		}
+		if rec.action == recoverFail {
+			st.disruption = messageLostWithAgent
 		}
 		if err := a.cfg.Runtime.StartPod(ctx, &run, &resolver{a: a}); err != nil {
 			a.recorder.Eventf(&run, corev1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
@@ -252,7 +259,7 @@ func (a *Agent) syncStartedPod(ctx context.Context, pod *corev1.Pod, st *podStat
 		return nil
 	}
 	if !st.terminating && !rs.Done && a.isShuttingDown() {
-		st.shutdown = true
+		st.disruption = messageNodeShutdown
 		st.reason, st.message = reasonNodeShutdown, messageNodeShutdown
 		a.terminate(st, min(podGrace(pod), a.cfg.ShutdownGracePeriod))
 	}
@@ -318,7 +325,7 @@ func (a *Agent) writeStatus(ctx context.Context, pod *corev1.Pod, st *podState, 
 		old = &withOthers
 	}
 	in := statusInput{spec: &pod.Spec, old: old, rt: rs, started: true, ready: st.prober.results(), terminal: st.terminating,
-		reason: st.reason, message: st.message, shutdown: st.shutdown, hostIP: a.cfg.ListenAddress,
+		reason: st.reason, message: st.message, disruption: st.disruption, hostIP: a.cfg.ListenAddress,
 		podIP: st.podIP, startTime: st.startTime, now: truncNow(a.cfg.Clock.Now())}
 	next := podStatus(in)
 	prev := st.written

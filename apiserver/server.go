@@ -82,10 +82,6 @@ type Config struct {
 	// NamespaceSyncInterval is how often terminating namespaces are
 	// re-checked (default 1 second).
 	NamespaceSyncInterval time.Duration
-	// CompactionInterval is how often Run compacts the store's history up to
-	// the revision seen one interval earlier (default 5 minutes, negative
-	// disables).
-	CompactionInterval time.Duration
 	// ServiceCIDR is the range Service ClusterIPs come from
 	// (DefaultServiceCIDR if empty).
 	ServiceCIDR string
@@ -143,9 +139,6 @@ func New(cfg Config) (*Server, error) {
 	if cfg.EventTTL == 0 {
 		cfg.EventTTL = time.Hour
 	}
-	if cfg.CompactionInterval == 0 {
-		cfg.CompactionInterval = 5 * time.Minute
-	}
 	if cfg.ServiceCIDR == "" {
 		cfg.ServiceCIDR = DefaultServiceCIDR
 	}
@@ -180,7 +173,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, store: cfg.Storage, clock: cfg.Clock, log: cfg.Logger, scheme: scheme, protobuf: protobuf.NewSerializer(scheme, scheme),
-		served: newServedTable(append(registry.All(), registry.CustomResourceDefinitions())), metrics: m,
+		served: newServedTable(registry.All()), metrics: m,
 		nodeTransport: newNodeTransport(), fieldManagers: patch.NewFieldManagers(scheme),
 		serviceRange: serviceRange,
 	}
@@ -202,11 +195,12 @@ func New(cfg Config) (*Server, error) {
 // Handler is the HTTP handler serving the whole API.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Run runs the server's background loops (namespace finalization, history
-// compaction, event expiry) until ctx ends.
+// Run runs the server's background loops (namespace finalization, event
+// expiry, CRD sync, the kubernetes Service) until ctx ends. History
+// compaction is the store's own (package storage).
 func (s *Server) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	for _, loop := range []func(context.Context){s.runCompaction, s.eventExpirer().Run, s.namespaces.Run, s.runCRDLoop, s.runKubernetesService} {
+	for _, loop := range []func(context.Context){s.eventExpirer().Run, s.namespaces.Run, s.runCRDLoop, s.runKubernetesService} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -220,28 +214,6 @@ func (s *Server) Run(ctx context.Context) error {
 // eventExpirer is the loop deleting events after Config.EventTTL.
 func (s *Server) eventExpirer() *eventttl.Expirer {
 	return &eventttl.Expirer{Store: eventStore{s}, TTL: s.cfg.EventTTL, Clock: s.clock, Log: s.log}
-}
-
-// runCompaction compacts, every interval, the history older than the
-// revision current one interval before, like kube-apiserver does with etcd.
-func (s *Server) runCompaction(ctx context.Context) {
-	if s.cfg.CompactionInterval < 0 {
-		return
-	}
-	prev := s.store.CurrentRevision()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.clock.After(s.cfg.CompactionInterval):
-		}
-		if prev > s.store.CompactRevision() {
-			if err := s.store.Compact(ctx, prev); err != nil {
-				s.log.Warn("compact storage", "revision", prev, "err", err)
-			}
-		}
-		prev = s.store.CurrentRevision()
-	}
 }
 
 func (s *Server) resource(group, version, resource string) *registry.Resource {

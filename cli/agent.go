@@ -128,7 +128,7 @@ func runAgent(ctx context.Context, f agentFlags, logger *slog.Logger) error {
 	if rootDir == "" {
 		rootDir = filepath.Join(os.TempDir(), "batchlet-agent-"+nodeName)
 	}
-	rt, err := agentRuntime(ctx, f.runtime, rootDir, logger)
+	rt, err := agentRuntime(ctx, f.runtime, rootDir, []string{agentKubeconfigPath(f.kubeconfig)}, logger)
 	if err != nil {
 		return err
 	}
@@ -157,15 +157,25 @@ func runAgent(ctx context.Context, f agentFlags, logger *slog.Logger) error {
 	return ag.Run(ctx)
 }
 
-// agentClientConfig loads path, or $KUBECONFIG, or the default data dir's
+// agentKubeconfigPath is path, or $KUBECONFIG, or the default data dir's
 // kubeconfig.
-func agentClientConfig(path string) (*rest.Config, error) {
+func agentKubeconfigPath(path string) string {
 	if path == "" {
 		path = os.Getenv("KUBECONFIG")
 	}
 	if path == "" {
 		path = controlplane.KubeconfigPath(controlplane.DefaultDataDir())
 	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return path
+}
+
+// agentClientConfig loads path, or $KUBECONFIG, or the default data dir's
+// kubeconfig.
+func agentClientConfig(path string) (*rest.Config, error) {
+	path = agentKubeconfigPath(path)
 	loading := &clientcmd.ClientConfigLoadingRules{ExplicitPath: path}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
@@ -187,12 +197,14 @@ func agentNodeName(name string) string {
 	return strings.ToLower(name)
 }
 
-func agentRuntime(ctx context.Context, kind, rootDir string, logger *slog.Logger) (runtime.Runtime, error) {
+// agentRuntime makes the agent's runtime; pods do not see hide (the
+// agent's kubeconfig, with the admin token).
+func agentRuntime(ctx context.Context, kind, rootDir string, hide []string, logger *slog.Logger) (runtime.Runtime, error) {
 	switch kind {
 	case "sim":
 		return sim.New(ctx, clock.RealClock{}), nil
 	case "process", "image":
-		cfg := process.Config{RootDir: rootDir, Logger: logger.With("component", "runtime")}
+		cfg := process.Config{RootDir: rootDir, Logger: logger.With("component", "runtime"), HidePaths: append(hide, rootDir+"-images")}
 		// The image store sits beside the pod directories, not among them.
 		err := process.WithImages(&cfg, process.ImageOptions{Dir: rootDir + "-images", ByDefault: kind == "image"})
 		if err != nil {

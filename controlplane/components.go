@@ -258,7 +258,8 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 	cfg := cp.ClientConfig()
 	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit in-process
 	c, err := StartControllers(ctx, cfg, localWithCA{cp.local, bundle.CAPEM}, cp.opts.Controllers,
-		ControllerOptions{ResultRetention: cp.opts.ResultRetention}, cp.log, cp.registry, cp.goRun)
+		ControllerOptions{ResultRetention: cp.opts.ResultRetention,
+			JobPodFailureBackOff: cp.opts.JobPodFailureBackOff, JobMaxPodFailureBackOff: cp.opts.JobMaxPodFailureBackOff}, cp.log, cp.registry, cp.goRun)
 	if err != nil {
 		return err
 	}
@@ -315,8 +316,10 @@ func (cp *ControlPlane) newRuntime(ctx context.Context) (runtime.Runtime, error)
 	case "process", "image":
 		// Containers of a throwaway data dir die with the process: nothing
 		// would adopt them.
+		// Pods see nothing of the data dir: its store, credentials and
+		// kubeconfig are the cluster's admin rights.
 		cfg := process.Config{RootDir: filepath.Join(cp.opts.DataDir, "pods"), Logger: cp.log.With("component", "runtime"),
-			NoShims: cp.opts.Ephemeral}
+			NoShims: cp.opts.Ephemeral, HidePaths: []string{cp.opts.DataDir}}
 		err := process.WithImages(&cfg, process.ImageOptions{Dir: filepath.Join(cp.opts.DataDir, "images"), ByDefault: cp.opts.Runtime == "image",
 			Mirrors: cp.opts.RegistryMirrors, DockerConfig: cp.opts.DockerConfig})
 		if err != nil {

@@ -46,6 +46,10 @@ type ControllerOptions struct {
 	// JobMode says which Jobs, by spec.managedBy, the Job controller
 	// manages (jobcontroller.ModeReplace when empty).
 	JobMode jobcontroller.Mode
+	// JobPodFailureBackOff and JobMaxPodFailureBackOff are the Job
+	// controller's delay before a failed pod is replaced and its cap
+	// (upstream's 10s and 10m when zero).
+	JobPodFailureBackOff, JobMaxPodFailureBackOff time.Duration
 }
 
 // controllers is the one table of batchlet's controllers, in start order,
@@ -54,7 +58,8 @@ func controllers(opts ControllerOptions) []controllerctx.Registration {
 	type reg = controllerctx.Registration
 	return []reg{
 		{Name: JobController, Workers: 4, EnabledByDefault: true,
-			Init: controllerctx.InitWith(jobcontroller.New, jobcontroller.Options{SyncBatchPeriod: jobSyncBatchPeriod, Mode: opts.JobMode})},
+			Init: controllerctx.InitWith(jobcontroller.New, jobcontroller.Options{SyncBatchPeriod: jobSyncBatchPeriod, Mode: opts.JobMode,
+				PodFailureBackOff: opts.JobPodFailureBackOff, MaxPodFailureBackOff: opts.JobMaxPodFailureBackOff})},
 		{Name: JobSetController, Workers: 2, EnabledByDefault: true, Init: controllerctx.Init(jobsetcontroller.New)},
 		// Foreground, as upstream's ttl-after-finished-controller deletes.
 		{Name: TTLController, Workers: 2, EnabledByDefault: true,

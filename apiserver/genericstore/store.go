@@ -30,7 +30,7 @@ func (s *Store) Get(ctx context.Context, res *registry.Resource, namespace, name
 // GetShared reads one object as Get does, returning the shared
 // decoded copy of its version (the one watches decoded): read-only.
 func (s *Store) GetShared(ctx context.Context, res *registry.Resource, namespace, name string) (runtime.Object, storage.KeyValue, error) {
-	kv, err := s.getReadOnly(ctx, ObjectKey(res, namespace, name)) // kv.Value is only decoded and compared
+	kv, err := s.store.GetShared(ctx, ObjectKey(res, namespace, name)) // kv.Value is only decoded and compared
 	if err != nil {
 		return nil, kv, s.StorageError(err, res, name)
 	}

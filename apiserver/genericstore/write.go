@@ -29,7 +29,7 @@ func (s *Store) Create(ctx context.Context, res *registry.Resource, obj runtime.
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
-		rev, err := s.CreateHandingOver(ctx, ObjectKey(res, m.GetNamespace(), m.GetName()), data)
+		rev, err := s.store.CreateOwned(ctx, ObjectKey(res, m.GetNamespace(), m.GetName()), data)
 		if errors.Is(err, storage.ErrExists) && rename != nil && attempt < generateNameAttempts {
 			rename()
 			continue
@@ -98,7 +98,7 @@ func (s *Store) Write(ctx context.Context, res *registry.Resource, obj, cur runt
 	if bytes.Equal(data, kv.Value) {
 		return cur.DeepCopyObject(), nil
 	}
-	rev, err := s.UpdateHandingOver(ctx, kv.Key, data, kv.ModRevision)
+	rev, err := s.store.UpdateOwned(ctx, kv.Key, data, kv.ModRevision)
 	return s.Written(res, obj, rev, err)
 }
 

@@ -46,7 +46,7 @@ func Check(res *registry.Resource, pt types.PatchType, name string) error {
 			return unsupported(res, name, fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s",
 				types.JSONPatchType, types.MergePatchType, types.ApplyPatchType))
 		}
-		if res.GVR.Group == "jobset.x-k8s.io" {
+		if res.NoStrategicMerge {
 			return unsupported(res, name, "strategic merge patch format is not supported")
 		}
 		return nil

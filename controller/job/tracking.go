@@ -95,7 +95,8 @@ func (st *syncState) trackedPods() []trackedPod {
 }
 
 // trackFailed records a failed pod (or a pod of a failing Job) as an
-// uncounted failure unless the pod failure policy ignores it.
+// uncounted failure unless the pod failure policy ignores it (or, with no
+// rule matching, it was lost to the control plane).
 func (st *syncState) trackFailed(p *v1.Pod, tp *trackPlan) {
 	job := st.job
 	if st.uncountedFailed.Has(p.UID) {
@@ -104,14 +105,12 @@ func (st *syncState) trackFailed(p *v1.Pod, tp *trackPlan) {
 	if isIndexed(job) && !validIndex(p, *job.Spec.Completions) {
 		return
 	}
-	if job.Spec.PodFailurePolicy != nil {
-		r := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p)
-		if r.action != nil {
-			tp.pfpActions[*r.action]++
-		}
-		if !r.count {
-			return
-		}
+	r := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p)
+	if r.action != nil {
+		tp.pfpActions[*r.action]++
+	}
+	if !r.count {
+		return
 	}
 	job.Status.UncountedTerminatedPods.Failed = append(job.Status.UncountedTerminatedPods.Failed, p.UID)
 	st.uncountedFailed.Insert(p.UID)

@@ -1,11 +1,13 @@
-// Package containerinit finishes starting a container inside its image's
-// root filesystem: the image runtime starts the agent's own binary as PID 1
-// of the container's new PID namespace, with argv[0] Arg0 and the Spec as
-// argv[1]; this package's init function recognises that before any other
-// package of the binary initialises (it imports nothing heavy, so Go runs
-// it early), mounts the container's /proc, pivot_roots into the rootfs,
-// takes the container's user and groups, and execs the command, which
-// becomes PID 1.
+// Package containerinit finishes starting a container in its namespaces:
+// the runtime starts the agent's own binary as PID 1 of the container's new
+// PID namespace, with argv[0] Arg0 and the Spec as argv[1]; this package's
+// init function recognises that before any other package of the binary
+// initialises (it imports nothing heavy, so Go runs it early), mounts the
+// container's /proc (a fresh one, showing only the container's PID
+// namespace), pivot_roots into the image's rootfs (image containers; host
+// containers keep the host's root as their mount namespace shows it),
+// narrows the capabilities to the container's set, takes the container's
+// user and groups, and execs the command, which becomes PID 1.
 //
 // Before the exec, errors go to file descriptor 3 (the status pipe, closed
 // on exec): the runtime reads it to tell a command that could not start
@@ -33,7 +35,8 @@ const StatusFD = 3
 // Spec is what the init needs; it travels as JSON in argv[1]. The
 // environment is the container's.
 type Spec struct {
-	// Rootfs is the container's root, mounted, seen from the agent.
+	// Rootfs is the container's root, mounted, seen from the agent; empty
+	// for a host container, whose root stays the mount namespace's.
 	Rootfs  string   `json:"rootfs"`
 	Argv    []string `json:"argv"`
 	WorkDir string   `json:"workDir"`
@@ -44,6 +47,14 @@ type Spec struct {
 	RunAsGroup *int64 `json:"runAsGroup,omitempty"`
 	// Groups are supplementary groups besides the user's own.
 	Groups []int64 `json:"groups,omitempty"`
+	// Privileged keeps every capability; otherwise the container gets
+	// DefaultCaps with CapAdd added and CapDrop removed.
+	Privileged bool     `json:"privileged,omitempty"`
+	CapAdd     []string `json:"capAdd,omitempty"`
+	CapDrop    []string `json:"capDrop,omitempty"`
+	// NoNewPrivs: allowPrivilegeEscalation false (setuid programs and file
+	// capabilities give the command nothing).
+	NoNewPrivs bool `json:"noNewPrivs,omitempty"`
 }
 
 func init() {
@@ -64,7 +75,15 @@ func run(arg string) error {
 	if err := json.Unmarshal([]byte(arg), &spec); err != nil {
 		return fmt.Errorf("container init: %w", err)
 	}
-	if err := enterRootfs(spec.Rootfs); err != nil {
+	if spec.Rootfs == "" {
+		if err := mountProc("/proc"); err != nil {
+			return err
+		}
+	} else if err := enterRootfs(spec.Rootfs); err != nil {
+		return err
+	}
+	keep, err := capSet(spec)
+	if err != nil {
 		return err
 	}
 	ids, err := resolveUser(spec)
@@ -84,6 +103,14 @@ func run(arg string) error {
 	path, err := lookPath(spec.Argv[0], lookupEnv(env, "PATH"), spec.WorkDir)
 	if err != nil {
 		return fmt.Errorf("exec: %q: %w", spec.Argv[0], err)
+	}
+	if err := limitCaps(keep); err != nil {
+		return err
+	}
+	if spec.NoNewPrivs {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("set no_new_privs: %w", err)
+		}
 	}
 	if err := syscall.Setgroups(intsOf(ids.groups)); err != nil {
 		return fmt.Errorf("setgroups: %w", err)
@@ -105,9 +132,8 @@ func run(arg string) error {
 // new PID namespace, whose view /proc takes) and makes rootfs the root,
 // detaching the host's.
 func enterRootfs(rootfs string) error {
-	proc := filepath.Join(rootfs, "proc")
-	if err := unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mount /proc: %w", err)
+	if err := mountProc(filepath.Join(rootfs, "proc")); err != nil {
+		return err
 	}
 	if err := unix.Chdir(rootfs); err != nil {
 		return fmt.Errorf("enter rootfs: %w", err)
@@ -121,6 +147,36 @@ func enterRootfs(rootfs string) error {
 		return fmt.Errorf("detach the host's root: %w", err)
 	}
 	return unix.Chdir("/")
+}
+
+// mountProc mounts a proc file system at proc for this process's PID
+// namespace (the kernel takes the mounting process's), so the container
+// sees its own processes and none of the host's, then makes the host-wide
+// knobs under it read-only and hides the kernel's memory and keyrings, as
+// runc's default masked and read-only paths do.
+func mountProc(proc string) error {
+	if err := unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount /proc: %w", err)
+	}
+	for _, p := range []string{"bus", "fs", "irq", "sys", "sysrq-trigger"} {
+		target := filepath.Join(proc, p)
+		if err := unix.Mount(target, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			continue // absent on this kernel
+		}
+		if err := unix.Mount("", target, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
+			return fmt.Errorf("make /proc/%s read-only: %w", p, err)
+		}
+	}
+	for _, p := range []string{"kcore", "keys", "timer_list"} {
+		target := filepath.Join(proc, p)
+		if _, err := os.Stat(target); err != nil {
+			continue
+		}
+		if err := unix.Mount("/dev/null", target, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("mask /proc/%s: %w", p, err)
+		}
+	}
+	return nil
 }
 
 func lookupEnv(env []string, key string) string {

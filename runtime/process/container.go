@@ -208,10 +208,14 @@ func (p *pod) await(c *ctr, pr *proc, started metav1.Time, id, logPath string) (
 }
 
 // resolveEnv builds c's environment, waiting CreateContainerConfigError
-// while a referenced ConfigMap or Secret is missing.
+// while a referenced ConfigMap or Secret is missing, or while a host
+// container that must not run as root would.
 func (p *pod) resolveEnv(c *ctr) ([]envVar, bool) {
 	for {
 		env, err := buildEnv(context.Background(), p.api, c.spec, p.res, p.hostname)
+		if err == nil && !p.runsImages() {
+			err = p.verifyRunAsNonRoot(c)
+		}
 		if err == nil {
 			return env, true
 		}
@@ -421,14 +425,26 @@ func (p *pod) launch(pr *proc, c *ctr, env []envVar) error {
 		return nil
 	}
 	if pr.ns {
-		ns := shim.NS{Hostname: p.hostname, HostsFile: p.hostsPath(),
-			TmpDir: filepath.Join(p.dir, "tmp"), Mounts: p.mounts(c)}
-		return shim.StartNamespaced(cmdStarter(cmd), ns, resolve, nil, pr.exited)
+		// The container init mounts its /proc and takes its user and
+		// capabilities, then execs the command (looked up by resolve first,
+		// for the error).
+		ns := p.containerNS(c, cmd.Dir)
+		spec := p.hostInitSpec(c, cmd.Args, cmd.Dir)
+		name := cmd.Args[0]
+		return p.startWithInit(cmd, spec, pr.exited, func() error {
+			return shim.StartNamespaced(cmdStarter(cmd), ns, func() error {
+				if _, err := lookPath(name, env, spec.WorkDir); err != nil {
+					return fmt.Errorf("exec: %q: %w", name, err)
+				}
+				return nil
+			}, nil, pr.exited)
+		})
 	}
 	if err := resolve(); err != nil {
 		return err
 	}
 	cmd.SysProcAttr.Setpgid = true
+	cmd.SysProcAttr.Credential = credential(p.api, c.spec)
 	if err := cmd.Start(); err != nil {
 		return err
 	}

@@ -28,8 +28,8 @@ func namespacedRuntime(t *testing.T) *Runtime {
 }
 
 // Each container is PID 1 of its own PID namespace with the pod's
-// hostname, a private /tmp (the host's at shim.HostTmp) and its volumes, a
-// read-only one refusing writes.
+// hostname, a private /tmp (the host's hidden, at shim.HostTmp too) and its
+// volumes, a read-only one refusing writes.
 func TestContainersGetTheirOwnNamespaces(t *testing.T) {
 	r := namespacedRuntime(t)
 	hostFile, err := os.CreateTemp("/tmp", "batchlet-host-*")
@@ -53,7 +53,7 @@ touch /tmp/own && echo tmp-writable; echo x > /rw/` + file + ` && cat /ro/` + fi
 		t.Fatal(err)
 	}
 	st := waitStatus(t, r, "ns1", "done", func(s runtime.PodStatus) bool { return s.Done })
-	want := "pid=1 host=p-ns1\nhost-tmp-kept\ntmp-writable\nx\nro-refused\n"
+	want := "pid=1 host=p-ns1\ntmp-writable\nx\nro-refused\n"
 	for i, c := range []string{"a", "b"} {
 		if got := logs(t, r, "ns1", c, runtime.LogOptions{}); got != want {
 			t.Errorf("container %s: log %q, want %q (state %+v)", c, got, want, st.ContainerStatuses[i].State)

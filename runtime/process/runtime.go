@@ -52,6 +52,11 @@ type Config struct {
 	// saves one exec per container. By default each container has a shim
 	// and outlives the agent.
 	NoShims bool
+	// HidePaths are host paths containers must not see besides RootDir:
+	// the data dir with the store and credentials, a kubeconfig. In
+	// namespaced containers each is covered with an empty read-only tmpfs
+	// (/dev/null for a file).
+	HidePaths []string
 }
 
 // Runtime runs pods as host processes. Create it with New.
@@ -90,6 +95,11 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("process runtime: %w", err)
 	}
 	cfg.RootDir = root
+	for i, h := range cfg.HidePaths {
+		if abs, err := filepath.Abs(h); err == nil {
+			cfg.HidePaths[i] = abs
+		}
+	}
 	if err := os.MkdirAll(cfg.RootDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create runtime root %s: %w", cfg.RootDir, err)
 	}
@@ -111,7 +121,7 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	if !cfg.DisableNamespaces {
 		if err := probeNamespaces(); err != nil {
-			r.log.Info("pods run as plain process groups: Linux namespaces are unavailable", "reason", err.Error())
+			r.log.Warn("pods run as plain process groups without isolation: Linux namespaces are unavailable, so pods see the host's files (the data dir and its credentials too), its /proc and its /dev, share its hostname and keep every capability of their user", "reason", err.Error())
 		} else {
 			r.namespaces = true
 		}

@@ -80,17 +80,23 @@ func lockHeld(base string) bool {
 }
 
 // shimSpecFor is the shim's spec for attempt n of c.
-func (p *pod) shimSpecFor(c *ctr, n int, argv []string, env []envVar, workDir string, cg *containerCgroup) shim.Spec {
+func (p *pod) shimSpecFor(c *ctr, n int, argv []string, env []envVar, workDir string, cg *containerCgroup) (shim.Spec, error) {
 	spec := shim.Spec{Argv: argv, Env: environ(env), WorkDir: workDir, Namespaces: p.rt.namespaces,
 		LogPath: p.logPath(c.spec.Name, n), Image: c.spec.Image}
 	if p.rt.namespaces {
-		spec.NS = shim.NS{Hostname: p.hostname, HostsFile: p.hostsPath(),
-			TmpDir: filepath.Join(p.dir, "tmp"), Mounts: p.mounts(c)}
+		spec.NS = p.containerNS(c, workDir)
+		argv, err := hostInitArgv(p.hostInitSpec(c, argv, workDir))
+		if err != nil {
+			return shim.Spec{}, err
+		}
+		spec.InitPath, spec.InitArgv = selfExe, argv
+	} else {
+		spec.Cred = credential(p.api, c.spec)
 	}
 	if cg != nil {
 		spec.CgroupDir = cg.dir
 	}
-	return spec
+	return spec, nil
 }
 
 // startShim records attempt n of c and starts its shim, which starts the
@@ -108,7 +114,11 @@ func (p *pod) startShim(c *ctr, n int, argv []string, env []envVar, workDir stri
 		pr.cg.remove()
 		return nil, time.Time{}, err
 	}
-	b, err := json.Marshal(p.shimSpecFor(c, n, argv, env, workDir, cg))
+	spec, err := p.shimSpecFor(c, n, argv, env, workDir, cg)
+	if err != nil {
+		return fail(err)
+	}
+	b, err := json.Marshal(spec)
 	if err != nil {
 		return fail(err)
 	}

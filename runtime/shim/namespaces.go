@@ -42,6 +42,13 @@ type NS struct {
 	HostsFile string  `json:"hostsFile"`
 	TmpDir    string  `json:"tmpDir"`
 	Mounts    []Mount `json:"mounts,omitempty"`
+	// Hide are host paths the container must not see (the agent's data
+	// dir, its credentials): each is covered with an empty read-only
+	// tmpfs, or /dev/null for a file. The host's /tmp (at HostTmp) always
+	// is. Keep are directories under them that stay visible at their
+	// paths (the container's default working directory).
+	Hide []string `json:"hide,omitempty"`
+	Keep []string `json:"keep,omitempty"`
 }
 
 // Starter starts a container's process with Attr and waits for it: an
@@ -132,6 +139,12 @@ func enterContainerNS(ns NS) error {
 	if err := syscall.Sethostname([]byte(ns.Hostname)); err != nil {
 		return fmt.Errorf("set hostname %q: %w", ns.Hostname, err)
 	}
+	if err := privateDev(); err != nil {
+		return err
+	}
+	if err := readOnlySys(); err != nil {
+		return err
+	}
 	if err := BindMount(ns.HostsFile, "/etc/hosts", false); err != nil {
 		return err
 	}
@@ -149,6 +162,12 @@ func enterContainerNS(ns NS) error {
 			return err
 		}
 		if err := BindMount(src, m.Target, m.ReadOnly); err != nil {
+			return err
+		}
+	}
+	// Last: the mounts above took their sources from under these paths.
+	for _, h := range hiddenPaths(ns) {
+		if err := hide(h, ns.Keep); err != nil {
 			return err
 		}
 	}

@@ -71,8 +71,17 @@ type Spec struct {
 	Namespaces bool   `json:"namespaces,omitempty"`
 	NS         NS     `json:"ns"`
 	CgroupDir  string `json:"cgroupDir,omitempty"`
-	LogPath    string `json:"logPath"`
-	Image      string `json:"image"`
+	// InitPath and InitArgv, when set, start the container init
+	// (runtime/containerinit) in place of Argv, which the init then
+	// execs: it mounts the container's /proc and takes its user and
+	// capabilities first. Its start errors arrive on descriptor 3.
+	InitPath string   `json:"initPath,omitempty"`
+	InitArgv []string `json:"initArgv,omitempty"`
+	// Cred is the user a container without namespaces runs as (nil: the
+	// shim's).
+	Cred    *syscall.Credential `json:"cred,omitempty"`
+	LogPath string              `json:"logPath"`
+	Image   string              `json:"image"`
 }
 
 // Phases of a shim's state file.
@@ -230,6 +239,9 @@ func startShimmed(spec Spec) (*shimmed, error) {
 	}
 	sh := &shimmed{argv: spec.Argv, path: spec.Argv[0], exited: make(chan struct{}), drained: make(chan struct{})}
 	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if !spec.Namespaces {
+		attr.Credential = spec.Cred
+	}
 	if spec.CgroupDir != "" {
 		if cg, err := os.Open(spec.CgroupDir); err == nil {
 			defer cg.Close()
@@ -245,6 +257,17 @@ func startShimmed(spec Spec) (*shimmed, error) {
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
 	procAttr := &os.ProcAttr{Dir: spec.WorkDir, Env: dedupEnv(spec.Env), Files: []*os.File{os.Stdin, outW, errW}, Sys: attr}
+	var initR *os.File
+	if spec.InitPath != "" {
+		var initW *os.File
+		if initR, initW, err = os.Pipe(); err != nil {
+			return nil, fmt.Errorf("pipe: %w", err)
+		}
+		defer initR.Close()
+		defer initW.Close()
+		procAttr.Files = append(procAttr.Files, initW)
+		procAttr.Dir = "/"
+	}
 	s := Starter{Attr: attr,
 		Start: func() (err error) {
 			sh.proc, err = os.StartProcess(sh.path, sh.argv, procAttr)
@@ -257,6 +280,9 @@ func startShimmed(spec Spec) (*shimmed, error) {
 			return fmt.Errorf("exec: %q: %w", sh.argv[0], err)
 		}
 		sh.path = path
+		if spec.InitPath != "" {
+			sh.path, sh.argv = spec.InitPath, spec.InitArgv
+		}
 		return nil
 	}
 	onStart := func() { sh.pid, sh.pidStart = sh.proc.Pid, PidStartTime(sh.proc.Pid) }
@@ -267,6 +293,9 @@ func startShimmed(spec Spec) (*shimmed, error) {
 	}
 	outW.Close()
 	errW.Close()
+	if err == nil && initR != nil {
+		err = initOutcome(procAttr.Files[3], initR, sh.exited)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -297,6 +326,19 @@ func startShimmed(spec Spec) (*shimmed, error) {
 		close(sh.drained)
 	}()
 	return sh, nil
+}
+
+// initOutcome waits for the container init to exec the command (EOF on
+// its status pipe, which is close-on-exec there) and returns what it wrote
+// when it could not: then it has exited.
+func initOutcome(w, r *os.File, exited <-chan struct{}) error {
+	w.Close()
+	msg, _ := io.ReadAll(r)
+	if len(msg) == 0 {
+		return nil
+	}
+	<-exited
+	return errors.New(string(msg))
 }
 
 // dedupEnv keeps the last of each variable, as os/exec does.
