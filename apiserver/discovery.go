@@ -152,7 +152,7 @@ func (s *Server) resourceList(group, ver string) *metav1.APIResourceList {
 func subresourceInfo(r *registry.Resource, sub string) metav1.APIResource {
 	a := metav1.APIResource{Name: r.GVR.Resource + "/" + sub, Namespaced: r.Namespaced, Kind: r.Kind}
 	switch sub {
-	case "status":
+	case "status", "approval":
 		a.Verbs = []string{"get", "patch", "update"}
 	case "finalize":
 		a.Verbs = []string{"update"}
