@@ -46,15 +46,17 @@ func (a *Agent) server() *http.Server {
 	mux.HandleFunc("GET /pods", a.handlePods)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	cert := a.cfg.TLSCertificate
-	if cert == nil {
+	if cert == nil && a.cfg.GetCertificate == nil {
 		c, err := selfSigned(a.cfg.ListenAddress, a.cfg.NodeName)
 		if err != nil {
 			a.log.Error("self-signed certificate", "err", err)
 		}
 		cert = c
 	}
+	// GetCertificate is asked only when Certificates is empty (clients
+	// dialing an IP send no server name), so it replaces them.
 	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: a.cfg.GetCertificate}
-	if cert != nil {
+	if cert != nil && a.cfg.GetCertificate == nil {
 		tlsCfg.Certificates = []tls.Certificate{*cert}
 	}
 	if a.cfg.ClientCAs != nil {
