@@ -68,8 +68,8 @@ type Config struct {
 	// their serving certificates, Certificates hold the server's kubelet
 	// client certificate. Nil verifies with the system's roots.
 	NodeTLS *tls.Config
-	Clock          clock.Clock
-	Logger         *slog.Logger
+	Clock   clock.Clock
+	Logger  *slog.Logger
 	// Registerer receives the server's metrics; Gatherer serves /metrics.
 	Registerer prometheus.Registerer
 	Gatherer   prometheus.Gatherer
