@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	"net/http"
 
 	"github.com/batchlet/batchlet/apiserver/genericstore"
@@ -38,6 +39,9 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, info reque
 		}
 	} else {
 		m.SetNamespace("")
+	}
+	if csr, ok := obj.(*certificatesv1.CertificateSigningRequest); ok {
+		stampRequester(csr, userOf(r.Context()))
 	}
 	out, err := s.createObject(r.Context(), res, obj, isDryRun(r))
 	if err != nil {

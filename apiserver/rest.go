@@ -58,7 +58,7 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info r
 	switch {
 	case info.Subresource == "finalize" && r.Method == http.MethodPut:
 		s.handleFinalize(w, r, info)
-	case info.Subresource == "status":
+	case info.Subresource == "status" || info.Subresource == "approval":
 		switch info.Verb {
 		case "get":
 			s.handleGet(w, r, info)

@@ -6,6 +6,7 @@ package apiserver
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -64,11 +65,15 @@ type Config struct {
 	RBAC bool
 	// MaxRequestBodyBytes caps request bodies (DefaultMaxRequestBodyBytes if 0).
 	MaxRequestBodyBytes int64
-	// NodeProxyToken is sent as a bearer token to node agents when proxying
-	// pods/log and pods/exec.
+	// NodeProxyToken, when set, is sent as a bearer token to node agents
+	// when proxying pods/log and pods/exec.
 	NodeProxyToken string
-	Clock          clock.Clock
-	Logger         *slog.Logger
+	// NodeTLS is the TLS configuration towards node agents: RootCAs verify
+	// their serving certificates, Certificates hold the server's kubelet
+	// client certificate. Nil verifies with the system's roots.
+	NodeTLS *tls.Config
+	Clock   clock.Clock
+	Logger  *slog.Logger
 	// Registerer receives the server's metrics; Gatherer serves /metrics.
 	Registerer prometheus.Registerer
 	Gatherer   prometheus.Gatherer
@@ -174,7 +179,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, store: cfg.Storage, clock: cfg.Clock, log: cfg.Logger, scheme: scheme, protobuf: protobuf.NewSerializer(scheme, scheme),
 		served: newServedTable(registry.All()), metrics: m,
-		nodeTransport: newNodeTransport(), fieldManagers: patch.NewFieldManagers(scheme),
+		nodeTransport: newNodeTransport(cfg.NodeTLS), fieldManagers: patch.NewFieldManagers(scheme),
 		serviceRange: serviceRange,
 	}
 	s.objects = genericstore.New(genericstore.Config{Backend: cfg.Storage, Clock: cfg.Clock, Logger: cfg.Logger, BookmarkInterval: cfg.BookmarkInterval})

@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -104,7 +105,7 @@ func newAPIServer(cp *ControlPlane, bundle *pki.Bundle) (*apiServer, error) {
 		Authenticator:        apiserver.TokenMap{bundle.Token: apiserver.AdminUser()},
 		ServiceAccountIssuer: issuer,
 		RBAC:                 true,
-		NodeProxyToken:       bundle.Token,
+		NodeTLS:              nodeTLS(bundle),
 		Clock:                clock.RealClock{},
 		Logger:               cp.log.With("component", "apiserver"),
 		Registerer:           reg,
@@ -116,6 +117,13 @@ func newAPIServer(cp *ControlPlane, bundle *pki.Bundle) (*apiServer, error) {
 		return nil, fmt.Errorf("build API server: %w", err)
 	}
 	return &apiServer{handler: srv.Handler(), inProcess: srv.InProcessConfig(), local: srv, run: srv.Run, advertise: srv.AdvertiseAt}, nil
+}
+
+// nodeTLS is how the server reaches node agents: it verifies their
+// serving certificates with its CA and presents its kubelet client
+// certificate.
+func nodeTLS(bundle *pki.Bundle) *tls.Config {
+	return &tls.Config{RootCAs: bundle.CA.Pool(), Certificates: []tls.Certificate{bundle.KubeletClientCert}, MinVersion: tls.VersionTLS12}
 }
 
 // advertiseAddr is the address the kubernetes Service's endpoints name:
@@ -258,7 +266,7 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 	cfg := cp.ClientConfig()
 	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit in-process
 	c, err := StartControllers(ctx, cfg, localWithCA{cp.local, bundle.CAPEM}, cp.opts.Controllers,
-		ControllerOptions{ResultRetention: cp.opts.ResultRetention,
+		ControllerOptions{ResultRetention: cp.opts.ResultRetention, ClusterSigner: bundle.CA,
 			JobPodFailureBackOff: cp.opts.JobPodFailureBackOff, JobMaxPodFailureBackOff: cp.opts.JobMaxPodFailureBackOff}, cp.log, cp.registry, cp.goRun)
 	if err != nil {
 		return err
@@ -280,8 +288,11 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 	ag, err := agent.New(agent.Config{
 		Results: resultsCfg,
 		Client:  c.kube, NodeName: sanitizeNodeName(cp.opts.NodeName), Runtime: rt,
-		Logger: cp.log.With("component", "agent"), Token: bundle.Token, Port: 0,
-		Version: apiserver.GitVersion, MaxPods: cp.opts.MaxPods, KeepPodsOnShutdown: cp.opts.OnShutdown == OnShutdownKeep,
+		Logger: cp.log.With("component", "agent"), Port: 0,
+		// Only the API server's kubelet client certificate (or an admin's)
+		// reaches the endpoints, as on a joined agent.
+		ClientCAs: bundle.CA.Pool(),
+		Version:   apiserver.GitVersion, MaxPods: cp.opts.MaxPods, KeepPodsOnShutdown: cp.opts.OnShutdown == OnShutdownKeep,
 		// The API's serving certificate covers 127.0.0.1 too; generating a
 		// self-signed RSA pair instead costs ≈ 100 ms of every cold start.
 		TLSCertificate: &bundle.ServerCert, // one version across API and kubelet, as a real cluster reports

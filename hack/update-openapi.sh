@@ -29,6 +29,7 @@ packages=(
   k8s.io/api/coordination/v1
   k8s.io/api/policy/v1
   k8s.io/api/rbac/v1
+  k8s.io/api/certificates/v1
 )
 
 tmp=$(mktemp -d)

@@ -20,6 +20,11 @@ type Filter struct {
 
 func (f *Filter) empty() bool { return f.labels.Empty() && f.fields.Empty() }
 
+// NewFilter is the filter of res's objects matching both selectors.
+func NewFilter(res *registry.Resource, l labels.Selector, f fields.Selector) *Filter {
+	return &Filter{res: res, labels: l, fields: f}
+}
+
 // Everything is the filter of res that every object passes.
 func Everything(res *registry.Resource) *Filter {
 	return &Filter{res: res, labels: labels.Everything(), fields: fields.Everything()}

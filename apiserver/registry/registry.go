@@ -138,6 +138,7 @@ func All() []*Resource {
 		EventsV1(), Leases(), EndpointSlices(), PodDisruptionBudgets(), Jobs(), JobSets(),
 		SelfSubjectReviews(), SelfSubjectAccessReviews(), SelfSubjectRulesReviews(),
 		ClusterRoleBindings(), ClusterRoles(), RoleBindings(), Roles(), CustomResourceDefinitions(),
+		CertificateSigningRequests(),
 	}
 }
 

@@ -22,7 +22,7 @@ func (r *Resource) Subresource(sub string) Subresource {
 	s := Subresource{Name: sub, GVK: r.GVK()}
 	kindIn := func(gv schema.GroupVersion, kind string) { s.GVK = gv.WithKind(kind) }
 	switch sub {
-	case "status":
+	case "status", "approval":
 		s.Verbs = []string{"get", "patch", "update"}
 	case "finalize":
 		s.Verbs = []string{"update"}
