@@ -99,6 +99,7 @@ func (a *Agent) forget(key string, grace time.Duration) {
 		return
 	}
 	st.prober.stop()
+	a.queues.PodEnded(context.Background(), st.uid)
 	a.cfg.PodIPs.Release(st.uid)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), grace+10*time.Second)
@@ -158,6 +159,10 @@ func (a *Agent) syncNewPod(ctx context.Context, pod *corev1.Pod) error {
 	run.Status.PodIP, run.Status.PodIPs = ip, []corev1.PodIP{{IP: ip}}
 	run.Status.HostIP, run.Status.HostIPs = a.cfg.ListenAddress, []corev1.HostIP{{IP: a.cfg.ListenAddress}}
 	run.Status.StartTime = &st.startTime
+	if err := a.prepareWorkQueue(ctx, &run); err != nil {
+		a.forget(key, 0)
+		return err
+	}
 	adopted, err := a.adopt(ctx, &run)
 	if err != nil {
 		a.forget(key, 0)
@@ -260,6 +265,9 @@ func (a *Agent) syncStartedPod(ctx context.Context, pod *corev1.Pod, st *podStat
 		return err
 	}
 	if finished(st) {
+		// Its leases go back to the queue and its queue API stops before
+		// the IP can serve another pod.
+		a.queues.PodEnded(ctx, st.uid)
 		// As the kubelet tears down a terminated pod's network, its IP
 		// returns to the pool (status.podIP stays as written).
 		a.cfg.PodIPs.Release(st.uid)

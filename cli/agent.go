@@ -25,6 +25,7 @@ import (
 	"github.com/batchlet/batchlet/runtime"
 	"github.com/batchlet/batchlet/runtime/process"
 	"github.com/batchlet/batchlet/runtime/sim"
+	"github.com/batchlet/batchlet/workqueue"
 )
 
 // agentFlags are the flags of `batchlet agent`.
@@ -142,8 +143,13 @@ func runAgent(ctx context.Context, f agentFlags, logger *slog.Logger) error {
 			return fmt.Errorf("build results client: %w", err)
 		}
 	}
+	queueClient, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("build work queue client: %w", err)
+	}
 	ag, err := agent.New(agent.Config{
 		Results:   resultsCfg,
+		WorkQueue: agent.WorkQueueConfig{Client: queueClient, Key: workqueue.KeyFrom(cfg.BearerToken)},
 		ClientCAs: clientCAs,
 		Client:    client, NodeName: nodeName, Runtime: rt, Logger: logger.With("component", "agent"),
 		Token: cfg.BearerToken, ListenAddress: f.listenAddress, Port: f.port, Labels: f.labels,

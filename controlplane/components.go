@@ -40,6 +40,7 @@ import (
 	"github.com/batchlet/batchlet/storage"
 	"github.com/batchlet/batchlet/storage/bolt"
 	"github.com/batchlet/batchlet/storage/memory"
+	"github.com/batchlet/batchlet/workqueue"
 )
 
 // StoreFile is the bbolt database inside the data dir.
@@ -276,9 +277,14 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 	if err != nil {
 		return err
 	}
+	queueClient, err := dynamic.NewForConfig(jsonConfig(cfg))
+	if err != nil {
+		return fmt.Errorf("work queue client: %w", err)
+	}
 	ag, err := agent.New(agent.Config{
-		Results: resultsCfg,
-		Client:  c.kube, NodeName: sanitizeNodeName(cp.opts.NodeName), Runtime: rt,
+		Results:   resultsCfg,
+		WorkQueue: agent.WorkQueueConfig{Client: queueClient, Key: workqueue.KeyFrom(bundle.Token)},
+		Client:    c.kube, NodeName: sanitizeNodeName(cp.opts.NodeName), Runtime: rt,
 		Logger: cp.log.With("component", "agent"), Token: bundle.Token, Port: 0,
 		Version: apiserver.GitVersion, MaxPods: cp.opts.MaxPods, KeepPodsOnShutdown: cp.opts.OnShutdown == OnShutdownKeep,
 		// The API's serving certificate covers 127.0.0.1 too; generating a
