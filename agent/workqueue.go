@@ -4,7 +4,9 @@ import (
 	"context"
 	"slices"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/batchlet/batchlet/workqueue"
@@ -39,12 +41,27 @@ func (a *Agent) prepareWorkQueue(ctx context.Context, run *corev1.Pod) error {
 	r := &resolver{a: a}
 	env, err := a.queues.Prepare(ctx, run, run.Status.PodIP, r.ConfigMap)
 	if err != nil {
-		a.recorder.Eventf(run, corev1.EventTypeWarning, "FailedWorkQueue", "%v", err)
+		a.recorder.Eventf(run, corev1.EventTypeWarning, reasonFailedWorkQueue, "%v", err)
+		if job := ownerJob(run); job != nil {
+			a.recorder.Eventf(job, corev1.EventTypeWarning, reasonFailedWorkQueue, "pod %s: %v", run.Name, err)
+		}
 		return err
 	}
 	run.Spec.Containers = withEnv(run.Spec.Containers, env)
 	run.Spec.InitContainers = withEnv(run.Spec.InitContainers, env)
 	return nil
+}
+
+// reasonFailedWorkQueue is the event of a pod whose queue cannot be made.
+const reasonFailedWorkQueue = "FailedWorkQueue"
+
+// ownerJob is a reference to the pod's Job for an event, or nil.
+func ownerJob(pod *corev1.Pod) *batchv1.Job {
+	owner := metav1.GetControllerOf(pod)
+	if owner == nil || owner.Kind != "Job" {
+		return nil
+	}
+	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: owner.Name, UID: owner.UID}}
 }
 
 // withEnv returns copies of cs with env in front of their own.
