@@ -120,6 +120,9 @@ func (m *Manager) Prepare(ctx context.Context, pod *corev1.Pod, podIP string, co
 	if owner == nil || owner.Kind != "Job" {
 		return nil, fmt.Errorf("work queue: annotation %s needs a pod of a Job", Annotation)
 	}
+	if pod.Spec.HostNetwork {
+		return nil, fmt.Errorf("work queue: annotation %s needs a pod of its own IP, not hostNetwork", Annotation)
+	}
 	if err := m.ensureQueue(ctx, pod.Namespace, owner, src, configMap); err != nil {
 		return nil, err
 	}
