@@ -34,6 +34,9 @@ type podState struct {
 	// heldSince: when the pod's first status was held back (see
 	// holdFirstStatus); zero until then.
 	heldSince time.Time
+	// restarts: the pod's containers' restarts when its work-queue leases
+	// were last returned (see Agent.queueRestarts).
+	restarts int32
 	// recorded: the container attempts (results.Attempt.Key) whose
 	// results this process has written; only the pod's worker uses it.
 	recorded map[string]bool
@@ -132,7 +135,7 @@ func (a *Agent) syncNewPod(ctx context.Context, pod *corev1.Pod) error {
 			return fmt.Errorf("allocate IP for pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
 	}
-	st := &podState{uid: pod.UID, ns: pod.Namespace, name: pod.Name, podIP: ip,
+	st := &podState{uid: pod.UID, ns: pod.Namespace, name: pod.Name, podIP: ip, restarts: restartSum(pod.Status.ContainerStatuses),
 		hostname: pod.Spec.Hostname, subdomain: pod.Spec.Subdomain, startTime: truncNow(a.cfg.Clock.Now())}
 	if st.hostname == "" {
 		st.hostname = pod.Name
@@ -261,6 +264,7 @@ func (a *Agent) syncStartedPod(ctx context.Context, pod *corev1.Pod, st *podStat
 		st.reason, st.message = reasonNodeShutdown, messageNodeShutdown
 		a.terminate(st, min(podGrace(pod), a.cfg.ShutdownGracePeriod))
 	}
+	a.queueRestarts(ctx, pod, st, rs)
 	if err := a.writeStatus(ctx, pod, st, rs); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/batchlet/batchlet/runtime"
 	"github.com/batchlet/batchlet/workqueue"
 )
 
@@ -50,6 +51,32 @@ func (a *Agent) prepareWorkQueue(ctx context.Context, run *corev1.Pod) error {
 	run.Spec.Containers = withEnv(run.Spec.Containers, env)
 	run.Spec.InitContainers = withEnv(run.Spec.InitContainers, env)
 	return nil
+}
+
+// queueRestarts returns the work-queue leases of a pod a container of which
+// ended (to be restarted in place) since last seen (the API's count, for a pod new to
+// this agent): the process that held them is gone.
+func (a *Agent) queueRestarts(ctx context.Context, pod *corev1.Pod, st *podState, rs runtime.PodStatus) {
+	if !workqueue.Wants(pod) {
+		return
+	}
+	if n := restartSum(rs.ContainerStatuses); n > st.restarts {
+		st.restarts = n
+		a.queues.ContainerRestarted(ctx, st.uid)
+	}
+}
+
+// restartSum counts the container attempts that ended: the restarts, and
+// a container terminated now (waiting out its restart backoff, or done).
+func restartSum(statuses []corev1.ContainerStatus) int32 {
+	var n int32
+	for _, s := range statuses {
+		n += s.RestartCount
+		if s.State.Terminated != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // reasonFailedWorkQueue is the event of a pod whose queue cannot be made.

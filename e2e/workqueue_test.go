@@ -165,3 +165,20 @@ func TestWorkQueueKilledWorkerReleasesItem(t *testing.T) {
 		t.Errorf("WorkQueue (completed, item-3's leases, released) = %q, want \"6 2 1\"", got)
 	}
 }
+
+// TestWorkQueueRestartedContainerReleasesItem: under restartPolicy
+// OnFailure a worker that crashes on item-3 is restarted in its pod; the
+// item it held goes back at once (the pod does not end) and is processed.
+func TestWorkQueueRestartedContainerReleasesItem(t *testing.T) {
+	s := startServer(t)
+	crashing := strings.NewReplacer("import os,", "import os, sys,", "time.sleep(3600)", "sys.exit(1)").Replace(pyWorker)
+	job := strings.Replace(queueJobYAML("crash", 6, "python3", "-c", crashing), "restartPolicy: Never", "restartPolicy: OnFailure", 1)
+	s.applyYAML(job)
+	s.waitCondition("job/crash", "Complete", 90*time.Second)
+	if got := s.jsonpath("workqueue/crash", "{.status.completedCount} {.status.attempts[2]} {.status.released}"); got != "6 2 1" {
+		t.Errorf("WorkQueue (completed, item-3's leases, released) = %q, want \"6 2 1\"", got)
+	}
+	if got := s.jsonpath("job/crash", "{.status.succeeded}"); got != "3" {
+		t.Errorf("succeeded = %q, want 3", got)
+	}
+}

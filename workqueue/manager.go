@@ -251,18 +251,35 @@ func (m *Manager) PodEnded(ctx context.Context, uid types.UID) {
 		return
 	}
 	_ = ps.srv.Close()
+	m.release(ctx, ps, "ended")
+}
+
+// ContainerRestarted returns the leases of a pod whose container was
+// restarted in place (restartPolicy OnFailure or Always): the process that
+// held them is gone, and the new one starts from scratch.
+func (m *Manager) ContainerRestarted(ctx context.Context, uid types.UID) {
+	m.mu.Lock()
+	ps, ok := m.pods[uid]
+	m.mu.Unlock()
+	if ok {
+		m.release(ctx, ps, "restarted")
+	}
+}
+
+// release puts back every lease of the pod; why is logged.
+func (m *Manager) release(ctx context.Context, ps *podServer, why string) {
 	var released int
 	err := m.update(ctx, ps.namespace, ps.queue, func(q *WorkQueue) (bool, error) {
 		released = q.ReleasePods(func(l Lease) bool { return l.PodUID == ps.pod.UID })
 		return released > 0, nil
 	})
 	if err != nil {
-		m.cfg.Logger.Warn("work queue: release the leases of an ended pod", "namespace", ps.namespace, "name", ps.pod.Name, "err", err.Error())
+		m.cfg.Logger.Warn("work queue: release a pod's leases", "namespace", ps.namespace, "name", ps.pod.Name, "pod", why, "err", err.Error())
 		return
 	}
 	if released > 0 {
-		m.cfg.Logger.Info("work queue: leases of an ended pod released", "namespace", ps.namespace, "name", ps.pod.Name,
-			"queue", ps.queue, "released", released)
+		m.cfg.Logger.Info("work queue: a pod's leases released", "namespace", ps.namespace, "name", ps.pod.Name,
+			"queue", ps.queue, "pod", why, "released", released)
 	}
 }
 
