@@ -92,6 +92,8 @@ type Config struct {
 	NewInformerFactory func(tweak func(*metav1.ListOptions)) (informers.SharedInformerFactory, error)
 	// Results keeps a record of every terminated container attempt.
 	Results ResultsConfig
+	// WorkQueue serves the built-in work queue to the pods that ask.
+	WorkQueue WorkQueueConfig
 }
 
 func (c *Config) defaults() error {

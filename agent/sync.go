@@ -37,6 +37,9 @@ type podState struct {
 	// heldSince: when the pod's first status was held back (see
 	// holdFirstStatus); zero until then.
 	heldSince time.Time
+	// restarts: the pod's containers' restarts when its work-queue leases
+	// were last returned (see Agent.queueRestarts).
+	restarts int32
 	// recorded: the container attempts (results.Attempt.Key) whose
 	// results this process has written; only the pod's worker uses it.
 	recorded map[string]bool
@@ -102,6 +105,7 @@ func (a *Agent) forget(key string, grace time.Duration) {
 		return
 	}
 	st.prober.stop()
+	a.queues.PodEnded(context.Background(), st.uid)
 	a.cfg.PodIPs.Release(st.uid)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), grace+10*time.Second)
@@ -134,7 +138,7 @@ func (a *Agent) syncNewPod(ctx context.Context, pod *corev1.Pod) error {
 			return fmt.Errorf("allocate IP for pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
 	}
-	st := &podState{uid: pod.UID, ns: pod.Namespace, name: pod.Name, podIP: ip,
+	st := &podState{uid: pod.UID, ns: pod.Namespace, name: pod.Name, podIP: ip, restarts: restartSum(pod.Status.ContainerStatuses),
 		hostname: pod.Spec.Hostname, subdomain: pod.Spec.Subdomain, startTime: truncNow(a.cfg.Clock.Now())}
 	if st.hostname == "" {
 		st.hostname = pod.Name
@@ -161,6 +165,10 @@ func (a *Agent) syncNewPod(ctx context.Context, pod *corev1.Pod) error {
 	run.Status.PodIP, run.Status.PodIPs = ip, []corev1.PodIP{{IP: ip}}
 	run.Status.HostIP, run.Status.HostIPs = a.cfg.ListenAddress, []corev1.HostIP{{IP: a.cfg.ListenAddress}}
 	run.Status.StartTime = &st.startTime
+	if err := a.prepareWorkQueue(ctx, &run); err != nil {
+		a.forget(key, 0)
+		return err
+	}
 	adopted, err := a.adopt(ctx, &run)
 	if err != nil {
 		a.forget(key, 0)
@@ -263,10 +271,14 @@ func (a *Agent) syncStartedPod(ctx context.Context, pod *corev1.Pod, st *podStat
 		st.reason, st.message = reasonNodeShutdown, messageNodeShutdown
 		a.terminate(st, min(podGrace(pod), a.cfg.ShutdownGracePeriod))
 	}
+	a.queueRestarts(ctx, pod, st, rs)
 	if err := a.writeStatus(ctx, pod, st, rs); err != nil {
 		return err
 	}
 	if finished(st) {
+		// Its leases go back to the queue and its queue API stops before
+		// the IP can serve another pod.
+		a.queues.PodEnded(ctx, st.uid)
 		// As the kubelet tears down a terminated pod's network, its IP
 		// returns to the pool (status.podIP stays as written).
 		a.cfg.PodIPs.Release(st.uid)

@@ -30,6 +30,7 @@ import (
 	"github.com/batchlet/batchlet/runtime"
 	"github.com/batchlet/batchlet/runtime/process"
 	"github.com/batchlet/batchlet/runtime/sim"
+	"github.com/batchlet/batchlet/workqueue"
 )
 
 // agentFlags are the flags of `batchlet agent`.
@@ -168,8 +169,17 @@ func runAgent(ctx context.Context, f agentFlags, logger *slog.Logger) error {
 			return fmt.Errorf("build results client: %w", err)
 		}
 	}
+	queueClient, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("build work queue client: %w", err)
+	}
+	queueKey, err := agentQueueKey(cfg)
+	if err != nil {
+		return err
+	}
 	ag, err := agent.New(agent.Config{
 		Results:   resultsCfg,
+		WorkQueue: agent.WorkQueueConfig{Client: queueClient, Key: queueKey},
 		ClientCAs: clientCAs, GetCertificate: serving.GetCertificate,
 		Client: client, NodeName: nodeName, Runtime: rt, Logger: logger.With("component", "agent"),
 		Token: cfg.BearerToken, ListenAddress: f.listenAddress, Port: f.port, Labels: f.labels,
@@ -181,6 +191,26 @@ func runAgent(ctx context.Context, f agentFlags, logger *slog.Logger) error {
 	}
 	logger.Info("batchlet agent starting", "node", nodeName, "server", cfg.Host, "port", ag.Port(), "runtime", f.runtime, "rootDir", rootDir)
 	return ag.Run(ctx)
+}
+
+// agentQueueKey is the secret the work queue's per-pod URLs are derived
+// from: something only this node holds and keeps across restarts — its
+// bearer token, or the private key of its client certificate (a node that
+// joined with a bootstrap token has no token).
+func agentQueueKey(cfg *rest.Config) ([]byte, error) {
+	switch {
+	case cfg.BearerToken != "":
+		return workqueue.KeyFrom(cfg.BearerToken), nil
+	case len(cfg.KeyData) > 0:
+		return workqueue.KeyFrom(string(cfg.KeyData)), nil
+	case cfg.KeyFile != "":
+		key, err := os.ReadFile(cfg.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("work queue key: %w", err)
+		}
+		return workqueue.KeyFrom(string(key)), nil
+	}
+	return nil, fmt.Errorf("work queue key: the agent's credentials have neither a token nor a client key")
 }
 
 // agentKubeconfigPath is path, or $KUBECONFIG, or the default data dir's

@@ -41,6 +41,7 @@ import (
 	"github.com/batchlet/batchlet/storage"
 	"github.com/batchlet/batchlet/storage/bolt"
 	"github.com/batchlet/batchlet/storage/memory"
+	"github.com/batchlet/batchlet/workqueue"
 )
 
 // StoreFile is the bbolt database inside the data dir.
@@ -285,8 +286,13 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 	if err != nil {
 		return err
 	}
+	queueClient, err := dynamic.NewForConfig(jsonConfig(cfg))
+	if err != nil {
+		return fmt.Errorf("work queue client: %w", err)
+	}
 	ag, err := agent.New(agent.Config{
-		Results: resultsCfg,
+		Results:   resultsCfg,
+		WorkQueue: agent.WorkQueueConfig{Client: queueClient, Key: workqueue.KeyFrom(bundle.Token)},
 		Client:  c.kube, NodeName: sanitizeNodeName(cp.opts.NodeName), Runtime: rt,
 		Logger: cp.log.With("component", "agent"), Port: 0,
 		// Only the API server's kubelet client certificate (or an admin's)

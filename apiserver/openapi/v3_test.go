@@ -134,7 +134,7 @@ func TestV3PodSubresources(t *testing.T) {
 }
 
 func TestV3DocumentsPerGroupVersion(t *testing.T) {
-	want := []string{"api/v1", "apis/apiextensions.k8s.io/v1", "apis/authentication.k8s.io/v1", "apis/authorization.k8s.io/v1", "apis/batch/v1", "apis/coordination.k8s.io/v1", "apis/discovery.k8s.io/v1", "apis/events.k8s.io/v1", "apis/jobset.x-k8s.io/v1alpha2", "apis/policy/v1", "apis/rbac.authorization.k8s.io/v1"}
+	want := []string{"api/v1", "apis/apiextensions.k8s.io/v1", "apis/authentication.k8s.io/v1", "apis/authorization.k8s.io/v1", "apis/batch/v1", "apis/certificates.k8s.io/v1", "apis/coordination.k8s.io/v1", "apis/discovery.k8s.io/v1", "apis/events.k8s.io/v1", "apis/jobset.x-k8s.io/v1alpha2", "apis/policy/v1", "apis/rbac.authorization.k8s.io/v1"}
 	got := newTestService(t).GroupVersions()
 	if len(got) != len(want) {
 		t.Fatalf("group versions = %v, want %v", got, want)

@@ -41,6 +41,7 @@ func viewRules() []rbacv1.PolicyRule {
 		// batchlet's records of terminated containers (install's
 		// batchlet:results-view aggregates the same into a real cluster's view).
 		rule(read, "results.batchlet.dev", "containerresults"),
+		rule(read, "batchlet.dev", "workqueues"),
 	}
 }
 
@@ -56,6 +57,7 @@ func editRules() []rbacv1.PolicyRule {
 		rule(readWrite, "policy", "poddisruptionbudgets"),
 		rule(readWrite, "discovery.k8s.io", "endpointslices"),
 		rule([]string{"delete", "deletecollection"}, "results.batchlet.dev", "containerresults"),
+		rule([]string{"delete", "deletecollection"}, "batchlet.dev", "workqueues"),
 	}, viewRules()...)
 }
 
