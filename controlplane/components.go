@@ -293,7 +293,7 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 	ag, err := agent.New(agent.Config{
 		Results:   resultsCfg,
 		WorkQueue: agent.WorkQueueConfig{Client: queueClient, Key: workqueue.KeyFrom(bundle.Token)},
-		Client:  c.kube, NodeName: sanitizeNodeName(cp.opts.NodeName), Runtime: rt,
+		Client:    c.kube, NodeName: sanitizeNodeName(cp.opts.NodeName), Runtime: rt,
 		Logger: cp.log.With("component", "agent"), Port: 0,
 		// Only the API server's kubelet client certificate (or an admin's)
 		// reaches the endpoints, as on a joined agent.

@@ -641,6 +641,8 @@ func TestCrashLostPodsAsKubelet(t *testing.T) {
 		"{.status.containerStatuses[0].state.terminated.exitCode}|{.status.containerStatuses[0].restartCount}",
 		"ContainerStatusUnknown|The container could not be located when the pod was terminated|137|0")
 	s.expectJSONPath(t, "pod/never", `{.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason}`, "False/PodFailed")
+	s.expectJSONPath(t, "pod/never", `{.status.conditions[?(@.type=="DisruptionTarget")].status}/{.status.conditions[?(@.type=="DisruptionTarget")].reason}/{.status.conditions[?(@.type=="DisruptionTarget")].message}`,
+		"True/TerminationByKubelet/Pod was terminated because its containers were lost when the node agent restarted.")
 	if got := s.kubectl("logs", "never"); got != "first run\n" {
 		t.Errorf("log of the lost pod = %q, want its one run", got)
 	}

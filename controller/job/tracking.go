@@ -195,26 +195,3 @@ func keepUIDs(uids []types.UID, keep sets.Set[types.UID]) []types.UID {
 	}
 	return out
 }
-
-// finishTracking runs after the finalizer patches: removed holds the UIDs
-// whose finalizer is gone. It counts them and, when nothing is left
-// uncounted or terminating, sets the final condition. It reports whether
-// the Job finished.
-func (st *syncState) finishTracking(tp *trackPlan, removed sets.Set[types.UID]) bool {
-	with := tp.uidsWithFinalizer.Difference(removed)
-	cleanUncounted(&st.job.Status, with)
-	if tp.reachedMax || st.finishedCond == nil {
-		return false
-	}
-	u := st.job.Status.UncountedTerminatedPods
-	if len(u.Succeeded)+len(u.Failed) > 0 || st.terminating > 0 {
-		return false
-	}
-	c := st.finishedCond
-	st.job.Status.Conditions, _ = ensureConditionStatus(st.job.Status.Conditions, c.Type, c.Status, c.Reason, c.Message, st.now)
-	if c.Type == batch.JobComplete {
-		t := c.LastTransitionTime
-		st.job.Status.CompletionTime = &t
-	}
-	return true
-}
