@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	"github.com/batchlet/batchlet/apiserver/genericstore"
 
 	"github.com/batchlet/batchlet/apiserver/patch"
@@ -16,12 +18,12 @@ import (
 // handleApply serves application/apply-patch+yaml (server-side apply):
 // merge the applied configuration into the live object with managed-field
 // ownership, creating the object when it does not exist.
-func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, info requestInfo, mode updateMode) {
+func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo, mode updateMode) {
 	res := info.Res
 	q := r.URL.Query()
 	manager := q.Get("fieldManager")
 	if manager == "" {
-		s.writeError(w, apierrors.NewBadRequest("PATCH /apply requires fieldManager"))
+		endpoints.WriteError(w, apierrors.NewBadRequest("PATCH /apply requires fieldManager"))
 		return
 	}
 	force := query.Bool(q, "force")
@@ -29,18 +31,18 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, info reques
 	r = r.WithContext(context.WithValue(r.Context(), ctxFieldManager, ""))
 	body, err := s.readBody(r)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	applied, err := patch.ParseApply(body, res.GVK(), info.Name)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	// A custom resource's configuration loses the fields its schema does
 	// not declare before it is applied, so no one owns them.
 	if err := pruneRaw(w, res, applied.Object, q.Get("fieldValidation")); err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	sub := ""
@@ -67,20 +69,20 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, info reques
 		genericstore.Accessor(live).SetNamespace(info.Namespace)
 		obj, err := apply(live)
 		if err != nil {
-			s.writeError(w, err)
+			endpoints.WriteError(w, err)
 			return
 		}
 		genericstore.Accessor(obj).SetNamespace(info.Namespace)
 		created, err := s.createObject(r.Context(), res, obj, isDryRun(r))
 		if err != nil {
-			s.writeError(w, err)
+			endpoints.WriteError(w, err)
 			return
 		}
 		s.writeObject(w, r, res, http.StatusCreated, created)
 		return
 	}
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	s.writeObject(w, r, res, http.StatusOK, out)

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	"github.com/batchlet/batchlet/apiserver/genericstore"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -104,7 +106,7 @@ func (s *Server) bootstrapRBAC(ctx context.Context) error {
 func (s *Server) authorizeNonResource(ctx context.Context, r *http.Request) error {
 	user := userOf(ctx)
 	attrs := authorizationv1.SubjectAccessReviewSpec{
-		User: user.Username, Groups: user.Groups, UID: user.UID, Extra: extraOf(user),
+		User: user.Username, Groups: user.Groups, UID: user.UID, Extra: endpoints.Extra(user),
 		NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: r.URL.Path, Verb: strings.ToLower(r.Method)},
 	}
 	allowed, reason, err := s.authorizer().Authorize(ctx, attrs)

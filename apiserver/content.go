@@ -6,7 +6,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strings"
+
+	"github.com/batchlet/batchlet/apiserver/endpoints"
 
 	"github.com/batchlet/batchlet/apiserver/genericstore"
 
@@ -17,71 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	sjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	kjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 )
-
-// outputFormat is what the client asked the response to be.
-type outputFormat int
-
-const (
-	formatObject outputFormat = iota
-	formatTable
-	formatMetadata
-)
-
-// negotiate reads the Accept header. It returns an error for media types we
-// cannot produce (protobuf only, for example).
-func negotiate(r *http.Request) (outputFormat, error) {
-	accept := r.Header.Get("Accept")
-	if accept == "" {
-		return formatObject, nil
-	}
-	for _, clause := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(clause))
-		if err != nil {
-			continue
-		}
-		if mt != "application/json" && mt != "*/*" && mt != "application/*" && mt != "application/yaml" {
-			continue
-		}
-		switch params["as"] {
-		case "":
-			return formatObject, nil
-		case "Table":
-			if params["g"] == "meta.k8s.io" && (params["v"] == "v1" || params["v"] == "v1beta1") {
-				return formatTable, nil
-			}
-		case "PartialObjectMetadata", "PartialObjectMetadataList":
-			if params["g"] == "meta.k8s.io" && (params["v"] == "v1" || params["v"] == "v1beta1") {
-				return formatMetadata, nil
-			}
-		}
-	}
-	return formatObject, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "", schema.GroupResource{}, "", "only the following media types are accepted: application/json, application/yaml", 0, false)
-}
-
-// wantsProtobuf reports whether the client prefers Kubernetes' protobuf
-// encoding for a single object (client-go's typed clients configured for
-// it, like the embedded control plane's, send it first in Accept).
-func wantsProtobuf(r *http.Request) bool {
-	accept := r.Header.Get("Accept")
-	if accept == runtime.ContentTypeProtobuf || strings.HasPrefix(accept, runtime.ContentTypeProtobuf+",") {
-		return true // what the in-process clients send: no parsing per request
-	}
-	for _, clause := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(clause))
-		if err != nil {
-			continue
-		}
-		if mt == runtime.ContentTypeProtobuf {
-			return params["as"] == ""
-		}
-		if mt == "application/json" || mt == "*/*" || mt == "application/*" || mt == "application/yaml" {
-			return false
-		}
-	}
-	return false
-}
 
 // writeProtobuf answers with obj in the protobuf envelope, if its kind has
 // a protobuf form (built-in kinds do, custom resources do not); false
@@ -138,54 +75,16 @@ func (s *Server) readBody(r *http.Request) ([]byte, error) {
 	}
 	limit := s.cfg.MaxRequestBodyBytes
 	if r.ContentLength > limit {
-		return nil, errTooLarge(limit)
+		return nil, endpoints.ErrTooLarge(limit)
 	}
-	data, err := readAllSized(io.LimitReader(r.Body, limit+1), r.ContentLength)
+	data, err := endpoints.ReadAllSized(io.LimitReader(r.Body, limit+1), r.ContentLength)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("read request body: %v", err))
 	}
 	if int64(len(data)) > limit {
-		return nil, errTooLarge(limit)
+		return nil, endpoints.ErrTooLarge(limit)
 	}
 	return data, nil
-}
-
-// readAllSized is io.ReadAll for a body of a known length (n, -1 when
-// unknown): one buffer of the right size instead of a growing one.
-func readAllSized(r io.Reader, n int64) ([]byte, error) {
-	if n <= 0 {
-		return io.ReadAll(r)
-	}
-	buf := make([]byte, n+1) // +1: a body longer than announced shows
-	read := 0
-	for read < len(buf) {
-		m, err := r.Read(buf[read:])
-		read += m
-		if err == io.EOF {
-			return buf[:read], nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	rest, err := io.ReadAll(r)
-	return append(buf, rest...), err
-}
-
-// toJSON converts a YAML body to JSON when the content type says YAML.
-func toJSON(r *http.Request, data []byte) ([]byte, error) {
-	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	switch mt {
-	case "", "application/json", "*/*":
-		return data, nil
-	case "application/yaml", "application/x-yaml", "text/yaml":
-		j, err := yaml.YAMLToJSON(data)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("error converting YAML to JSON: %v", err))
-		}
-		return j, nil
-	}
-	return nil, errUnsupportedMedia(mt)
 }
 
 // decodeBody decodes a request body into the resource's type, checking its
@@ -199,7 +98,7 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, gvk schema.G
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == runtime.ContentTypeProtobuf {
 		return s.decodeProtobuf(data, gvk, into)
 	}
-	if data, err = toJSON(r, data); err != nil {
+	if data, err = endpoints.ToJSON(r, data); err != nil {
 		return err
 	}
 	return s.decodeJSON(w, r, data, gvk, into)
@@ -320,43 +219,26 @@ func (s *Server) decodeJSONOnePass(data []byte, gvk schema.GroupVersionKind, int
 
 // writeObject answers with obj in the negotiated format.
 func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, res *registry.Resource, code int, obj runtime.Object) {
-	if wantsProtobuf(r) && s.writeProtobuf(w, code, obj) {
+	if endpoints.WantsProtobuf(r) && s.writeProtobuf(w, code, obj) {
 		return
 	}
-	format, err := negotiate(r)
+	format, err := endpoints.Negotiate(r)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	var out interface{} = obj
 	switch format {
-	case formatTable:
+	case endpoints.FormatTable:
 		if res != nil && res.GVK() == obj.GetObjectKind().GroupVersionKind() {
 			out = s.table(r, res, []runtime.Object{obj}, metav1.ListMeta{ResourceVersion: genericstore.Accessor(obj).GetResourceVersion()})
 		}
-	case formatMetadata:
+	case endpoints.FormatMetadata:
 		if res != nil && res.GVK() == obj.GetObjectKind().GroupVersionKind() {
-			out = partialMetadata(obj)
+			out = endpoints.PartialMetadata(obj)
 		}
 	}
-	writeJSON(w, code, out)
-}
-
-func partialMetadata(obj runtime.Object) *metav1.PartialObjectMetadata {
-	pm := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadata"}}
-	// Typed objects are their own metav1.Object; reach the embedded
-	// ObjectMeta through ObjectMetaAccessor so nothing is lost.
-	if oma, ok := obj.(metav1.ObjectMetaAccessor); ok {
-		if om, ok := oma.GetObjectMeta().(*metav1.ObjectMeta); ok {
-			pm.ObjectMeta = *om
-		}
-	} else if u, ok := obj.(runtime.Unstructured); ok {
-		// Custom resources: the metadata map converted.
-		if md, ok := u.UnstructuredContent()["metadata"].(map[string]interface{}); ok {
-			_ = runtime.DefaultUnstructuredConverter.FromUnstructured(md, &pm.ObjectMeta)
-		}
-	}
-	return pm
+	endpoints.WriteJSON(w, code, out)
 }
 
 // decodeLoose decodes an options-like body (DeleteOptions, Eviction) in any
@@ -368,7 +250,7 @@ func (s *Server) decodeLoose(r *http.Request, data []byte, into runtime.Object) 
 		}
 		return nil
 	}
-	data, err := toJSON(r, data)
+	data, err := endpoints.ToJSON(r, data)
 	if err != nil {
 		return err
 	}

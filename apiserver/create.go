@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	certificatesv1 "k8s.io/api/certificates/v1"
 	"net/http"
+
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+	certificatesv1 "k8s.io/api/certificates/v1"
 
 	"github.com/batchlet/batchlet/apiserver/genericstore"
 
@@ -21,11 +23,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, info requestInfo) {
+func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	res := info.Res
 	obj := res.New()
 	if err := s.decodeBody(w, r, res.GVK(), obj); err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	m := genericstore.Accessor(obj)
@@ -34,7 +36,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, info reque
 			m.SetNamespace(info.Namespace)
 		}
 		if m.GetNamespace() != info.Namespace {
-			s.writeError(w, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
+			endpoints.WriteError(w, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
 			return
 		}
 	} else {
@@ -45,7 +47,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, info reque
 	}
 	out, err := s.createObject(r.Context(), res, obj, isDryRun(r))
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	s.writeObject(w, r, res, http.StatusCreated, out)

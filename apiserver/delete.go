@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	"github.com/batchlet/batchlet/apiserver/genericstore"
 	"github.com/batchlet/batchlet/apiserver/query"
 
@@ -61,15 +63,15 @@ func (s *Server) deleteOptions(w http.ResponseWriter, r *http.Request) (*metav1.
 	return opts, nil
 }
 
-func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, info requestInfo) {
+func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	opts, err := s.deleteOptions(w, r)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	obj, deleted, err := s.deleteObject(r.Context(), info.Res, info.Namespace, info.Name, opts)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	s.writeDeleteResult(w, r, info.Res, obj, deleted, opts)
@@ -83,7 +85,7 @@ func (s *Server) writeDeleteResult(w http.ResponseWriter, r *http.Request, res *
 	}
 	if deleted && !returnsDeletedObject(res) {
 		m := genericstore.Accessor(obj)
-		writeJSON(w, code, successStatus(0, &metav1.StatusDetails{Name: m.GetName(), Group: res.GVR.Group, Kind: res.GVR.Resource, UID: m.GetUID()}))
+		endpoints.WriteJSON(w, code, endpoints.SuccessStatus(0, &metav1.StatusDetails{Name: m.GetName(), Group: res.GVR.Group, Kind: res.GVR.Resource, UID: m.GetUID()}))
 		return
 	}
 	s.writeObject(w, r, res, code, obj)
@@ -244,25 +246,25 @@ func withoutFinalizer(fs []string, f string) []string {
 	return out
 }
 
-func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, info requestInfo) {
+func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	res := info.Res
 	if res.GVR.Resource == "namespaces" && res.GVR.Group == "" {
-		s.writeError(w, errMethodNotSupported("namespaces", "deletecollection"))
+		endpoints.WriteError(w, endpoints.ErrMethodNotSupported("namespaces", "deletecollection"))
 		return
 	}
 	f, err := genericstore.ParseFilter(res, r.URL.Query())
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	opts, err := s.deleteOptions(w, r)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	lr, err := s.objects.List(r.Context(), res, info.Namespace, f, 0, "", "", "")
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	deleted := make([]runtime.Object, 0, len(lr.Items))
@@ -273,7 +275,7 @@ func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, 
 			continue
 		}
 		if err != nil {
-			s.writeError(w, err)
+			endpoints.WriteError(w, err)
 			return
 		}
 		deleted = append(deleted, out)
@@ -282,8 +284,8 @@ func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, 
 	list := res.NewList()
 	list.GetObjectKind().SetGroupVersionKind(res.GroupVersion().WithKind(res.Kind + "List"))
 	if err := meta.SetList(list, deleted); err != nil {
-		s.writeError(w, apierrors.NewInternalError(err))
+		endpoints.WriteError(w, apierrors.NewInternalError(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, list)
+	endpoints.WriteJSON(w, http.StatusOK, list)
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	"github.com/batchlet/batchlet/apiserver/genericstore"
 
 	"github.com/batchlet/batchlet/storage"
@@ -35,7 +37,7 @@ func listBenchServer(b *testing.B) *Server {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = store.Close() })
-	srv, err := New(Config{Storage: store, Authenticator: TokenMap{testToken: AdminUser()}})
+	srv, err := New(Config{Storage: store, Authenticator: endpoints.TokenMap{testToken: endpoints.AdminUser()}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	"github.com/batchlet/batchlet/apiserver/genericstore"
 
 	corev1 "k8s.io/api/core/v1"
@@ -163,7 +165,7 @@ func (l *localListerWatcher) copyOf(kv storage.KeyValue, decoded runtime.Object)
 		}
 	}
 	if l.metadataOnly {
-		pm := partialMetadata(obj)
+		pm := endpoints.PartialMetadata(obj)
 		pm.ManagedFields = nil
 		pm.ObjectMeta = *pm.ObjectMeta.DeepCopy()
 		return pm, nil
@@ -201,7 +203,7 @@ func (l *localListerWatcher) bookmark(rev int64, initialEnd bool) watch.Event {
 	obj := l.res.New()
 	obj.GetObjectKind().SetGroupVersionKind(l.res.GVK())
 	if l.metadataOnly {
-		obj = partialMetadata(obj)
+		obj = endpoints.PartialMetadata(obj)
 	}
 	m := genericstore.Accessor(obj)
 	m.SetResourceVersion(strconv.FormatInt(rev, 10))
@@ -232,7 +234,7 @@ func (w *localWatch) run(st genericstore.WatchStart, bookmarks, initialEnd bool)
 	defer close(w.result)
 	defer w.cancel()
 	if st.Failed != nil {
-		w.send(watch.Event{Type: watch.Error, Object: statusOf(st.Failed)})
+		w.send(watch.Event{Type: watch.Error, Object: endpoints.StatusOf(st.Failed)})
 		return
 	}
 	if st.Initial != nil {
@@ -276,7 +278,7 @@ func (w *localWatch) forward(ev storage.Event) bool {
 // fail sends err (when there is one) as the watch's last event.
 func (w *localWatch) fail(err error) {
 	if err != nil {
-		w.send(watch.Event{Type: watch.Error, Object: statusOf(apierrors.NewInternalError(err))})
+		w.send(watch.Event{Type: watch.Error, Object: endpoints.StatusOf(apierrors.NewInternalError(err))})
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	"github.com/batchlet/batchlet/apiserver/genericstore"
 
 	"github.com/batchlet/batchlet/apiserver/nslifecycle"
@@ -161,10 +163,10 @@ func (n namespaceStore) Remove(ctx context.Context, ns *corev1.Namespace) error 
 
 // handleFinalize serves PUT namespaces/{name}/finalize: only
 // spec.finalizers changes.
-func (s *Server) handleFinalize(w http.ResponseWriter, r *http.Request, info requestInfo) {
+func (s *Server) handleFinalize(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	body := &corev1.Namespace{}
 	if err := s.decodeBody(w, r, corev1.SchemeGroupVersion.WithKind("Namespace"), body); err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	out, err := s.updateObject(r.Context(), info.Res, "", info.Name, modeRaw, isDryRun(r), func(cur runtime.Object) (runtime.Object, error) {
@@ -174,7 +176,7 @@ func (s *Server) handleFinalize(w http.ResponseWriter, r *http.Request, info req
 		return ns, nil
 	})
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	s.namespaces.Wake()

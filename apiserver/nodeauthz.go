@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	"github.com/batchlet/batchlet/apiserver/genericstore"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -23,7 +25,7 @@ import (
 // configmaps and service accounts (tokens) of pods bound to it. What it
 // does not allow, and every other user, goes to next (RBAC).
 type nodeAuthorizer struct {
-	next  Authorizer
+	next  endpoints.Authorizer
 	graph nodeGraph
 }
 

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"github.com/batchlet/batchlet/apiserver/endpoints"
 	"mime"
 	"net/http"
 
@@ -9,12 +10,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info requestInfo, mode updateMode) {
+func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo, mode updateMode) {
 	res := info.Res
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	pt := types.PatchType(mt)
 	if err := patch.Check(res, pt, info.Name); err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	if pt == types.ApplyPatchType {
@@ -23,12 +24,12 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info reques
 	}
 	body, err := s.readBody(r)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	p, err := patch.Parse(pt, body)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	codec := patch.Codec{
@@ -47,7 +48,7 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info reques
 		return patch.Apply(res, p, cur, codec)
 	})
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	s.writeObject(w, r, res, http.StatusOK, out)

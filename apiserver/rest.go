@@ -1,14 +1,15 @@
 package apiserver
 
 import (
+	"github.com/batchlet/batchlet/apiserver/endpoints"
 	"net/http"
 )
 
 // serveResource dispatches a resource request to its verb handler.
-func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requestInfo) {
+func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	res := info.Res
 	if res == nil || (!res.Namespaced && info.Namespace != "" && info.Resource != "namespaces") {
-		s.writeError(w, errNotFoundPath())
+		endpoints.WriteError(w, endpoints.ErrNotFoundPath())
 		return
 	}
 	if res.CreateOnly {
@@ -20,7 +21,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 		return
 	}
 	if info.Name == "" && (info.Verb == "update" || info.Verb == "patch") {
-		s.writeError(w, errMethodNotSupported(info.Resource, info.Verb))
+		endpoints.WriteError(w, endpoints.ErrMethodNotSupported(info.Resource, info.Verb))
 		return
 	}
 	switch info.Verb {
@@ -32,7 +33,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 		s.handleWatch(w, r, info)
 	case "create":
 		if info.Name != "" {
-			s.writeError(w, errMethodNotSupported(info.Resource, "create"))
+			endpoints.WriteError(w, endpoints.ErrMethodNotSupported(info.Resource, "create"))
 			return
 		}
 		s.handleCreate(w, r, info)
@@ -45,14 +46,14 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 	case "deletecollection":
 		s.handleDeleteCollection(w, r, info)
 	default:
-		s.writeError(w, errMethodNotSupported(info.Resource, r.Method))
+		endpoints.WriteError(w, endpoints.ErrMethodNotSupported(info.Resource, r.Method))
 	}
 }
 
-func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info requestInfo) {
+func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	res := info.Res
 	if info.Name == "" || !res.HasSubresource(info.Subresource) {
-		s.writeError(w, errNotFoundPath())
+		endpoints.WriteError(w, endpoints.ErrNotFoundPath())
 		return
 	}
 	switch {
@@ -67,7 +68,7 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info r
 		case "patch":
 			s.handlePatch(w, r, info, modeStatus)
 		default:
-			s.writeError(w, errMethodNotSupported(info.Resource+"/"+info.Subresource, info.Verb))
+			endpoints.WriteError(w, endpoints.ErrMethodNotSupported(info.Resource+"/"+info.Subresource, info.Verb))
 		}
 	case info.Subresource == "binding" && r.Method == http.MethodPost:
 		s.handleBinding(w, r, info)
@@ -82,14 +83,14 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info r
 	case info.Subresource == "proxy" && info.Resource == "nodes" && info.Group == "":
 		s.handleNodeProxy(w, r, info)
 	default:
-		s.writeError(w, errMethodNotSupported(info.Resource+"/"+info.Subresource, info.Verb))
+		endpoints.WriteError(w, endpoints.ErrMethodNotSupported(info.Resource+"/"+info.Subresource, info.Verb))
 	}
 }
 
-func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, info requestInfo) {
+func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	obj, _, err := s.objects.Get(r.Context(), info.Res, info.Namespace, info.Name)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	s.writeObject(w, r, info.Res, http.StatusOK, obj)

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	"github.com/batchlet/batchlet/apiserver/eventttl"
 	"github.com/batchlet/batchlet/apiserver/genericstore"
 	"github.com/batchlet/batchlet/apiserver/ipalloc"
@@ -52,10 +54,10 @@ type Config struct {
 	Storage storage.Backend
 	// Authenticator checks bearer tokens; nil rejects every external request
 	// except the open health and version endpoints.
-	Authenticator Authenticator
+	Authenticator endpoints.Authenticator
 	// Authorizer decides every authenticated request and answers access
 	// reviews; nil allows everything (AllowAll).
-	Authorizer Authorizer
+	Authorizer endpoints.Authorizer
 	// ServiceAccountIssuer signs the TokenRequest API's tokens and
 	// authenticates them; nil serves no TokenRequest, accepts no
 	// service-account token and adds no token volume to pods.

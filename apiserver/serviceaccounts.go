@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	"github.com/batchlet/batchlet/apiserver/genericstore"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -75,7 +77,7 @@ func (s *Server) authenticateServiceAccount(ctx context.Context, token string) (
 func serviceAccountUser(v satoken.Verified) authenticationv1.UserInfo {
 	u := authenticationv1.UserInfo{
 		Username: satoken.Subject(v.Namespace, v.ServiceAccount.Name), UID: string(v.ServiceAccount.UID),
-		Groups: []string{GroupServiceAccounts, GroupServiceAccounts + ":" + v.Namespace, GroupAuthenticated},
+		Groups: []string{GroupServiceAccounts, GroupServiceAccounts + ":" + v.Namespace, endpoints.GroupAuthenticated},
 		Extra:  map[string]authenticationv1.ExtraValue{},
 	}
 	if v.Pod != nil {
@@ -122,9 +124,9 @@ func (s *Server) checkBound(ctx context.Context, resource, namespace string, ref
 
 // handleTokenRequest answers POST serviceaccounts/<name>/token with a
 // TokenRequest whose status carries a signed token.
-func (s *Server) handleTokenRequest(w http.ResponseWriter, r *http.Request, info requestInfo) {
+func (s *Server) handleTokenRequest(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	if s.cfg.ServiceAccountIssuer == nil {
-		s.writeError(w, errNotFoundPath())
+		endpoints.WriteError(w, endpoints.ErrNotFoundPath())
 		return
 	}
 	req := &authenticationv1.TokenRequest{}
@@ -136,7 +138,7 @@ func (s *Server) handleTokenRequest(w http.ResponseWriter, r *http.Request, info
 		err = s.issueTokenRequest(r.Context(), info.Namespace, info.Name, req)
 	}
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	req.SetGroupVersionKind(authenticationv1.SchemeGroupVersion.WithKind("TokenRequest"))

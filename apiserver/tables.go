@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"github.com/batchlet/batchlet/apiserver/endpoints"
 	"net/http"
 	"time"
 
@@ -30,7 +31,7 @@ func (s *Server) table(r *http.Request, res *registry.Resource, objs []runtime.O
 			row.Object = runtime.RawExtension{Object: obj}
 		case metav1.IncludeNone:
 		default:
-			row.Object = runtime.RawExtension{Object: partialMetadata(obj)}
+			row.Object = runtime.RawExtension{Object: endpoints.PartialMetadata(obj)}
 		}
 		t.Rows = append(t.Rows, row)
 	}

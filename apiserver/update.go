@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"reflect"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	"github.com/batchlet/batchlet/apiserver/genericstore"
 
 	"github.com/batchlet/batchlet/apiserver/patch"
@@ -27,27 +29,27 @@ const (
 	modeRaw                      // server-internal writes (binding): no strategy
 )
 
-func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, info requestInfo, mode updateMode) {
+func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo, mode updateMode) {
 	res := info.Res
 	body := res.New()
 	if err := s.decodeBody(w, r, res.GVK(), body); err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	m := genericstore.Accessor(body)
 	if m.GetName() != info.Name {
-		s.writeError(w, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), info.Name)))
+		endpoints.WriteError(w, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), info.Name)))
 		return
 	}
 	if res.Namespaced && m.GetNamespace() != "" && m.GetNamespace() != info.Namespace {
-		s.writeError(w, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
+		endpoints.WriteError(w, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
 		return
 	}
 	out, err := s.updateReading(r.Context(), res, info.Namespace, info.Name, mode, isDryRun(r), func(runtime.Object) (runtime.Object, error) {
 		return body.DeepCopyObject(), nil
 	})
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	s.writeObject(w, r, res, http.StatusOK, out)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	"github.com/batchlet/batchlet/apiserver/genericstore"
 	"github.com/batchlet/batchlet/apiserver/query"
 	"k8s.io/utils/ptr"
@@ -30,30 +32,30 @@ type watcher struct {
 	r       *http.Request
 	res     *registry.Resource
 	f       *genericstore.Filter
-	format  outputFormat
+	format  endpoints.OutputFormat
 	lastRev int64
 }
 
-func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, info requestInfo) {
+func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	q := r.URL.Query()
 	f, err := genericstore.ParseFilter(info.Res, q)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	if info.Name != "" {
 		f.AndName(info.Name)
 	}
-	format, err := negotiate(r)
+	format, err := endpoints.Negotiate(r)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	var timeout time.Duration
 	if t := q.Get("timeoutSeconds"); t != "" {
 		n, err := strconv.ParseInt(t, 10, 64)
 		if err != nil {
-			s.writeError(w, apierrors.NewBadRequest(fmt.Sprintf("invalid timeoutSeconds: %s", t)))
+			endpoints.WriteError(w, apierrors.NewBadRequest(fmt.Sprintf("invalid timeoutSeconds: %s", t)))
 			return
 		}
 		timeout = time.Duration(n) * time.Second
@@ -65,11 +67,11 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, info reques
 	sendInitialEvents := query.OptionalBool(q, "sendInitialEvents")
 	sendInitial := ptr.Deref(sendInitialEvents, rv == "" || rv == "0")
 	st, err := s.objects.Watch(ctx, info.Res, info.Namespace, f, rv, sendInitial)
-	if err == nil && st.Initial != nil && format != formatObject {
+	if err == nil && st.Initial != nil && format != endpoints.FormatObject {
 		err = s.objects.DecodeItems(info.Res, st.Initial)
 	}
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	initial := st.Initial
@@ -110,7 +112,7 @@ func (wt *watcher) writeEvent(ev storage.Event) bool {
 	if typ == "" {
 		return true
 	}
-	if wt.format != formatObject {
+	if wt.format != endpoints.FormatObject {
 		return wt.writeObject(typ, obj)
 	}
 	ent, err := wt.s.objects.Entry(wt.res, ev.KV, obj)
@@ -123,7 +125,7 @@ func (wt *watcher) writeEvent(ev storage.Event) bool {
 // writeInitial sends the ADDED events of the initial list.
 func (wt *watcher) writeInitial(lr *genericstore.ListResult) bool {
 	for i, kv := range lr.KVs {
-		if wt.format != formatObject {
+		if wt.format != endpoints.FormatObject {
 			if !wt.writeObject(watch.Added, lr.Items[i]) {
 				return false
 			}
@@ -143,10 +145,10 @@ func (wt *watcher) writeInitial(lr *genericstore.ListResult) bool {
 func (wt *watcher) writeObject(typ watch.EventType, obj runtime.Object) bool {
 	var out interface{} = obj
 	switch wt.format {
-	case formatTable:
+	case endpoints.FormatTable:
 		out = wt.s.table(wt.r, wt.res, []runtime.Object{obj}, metav1.ListMeta{ResourceVersion: genericstore.Accessor(obj).GetResourceVersion()})
-	case formatMetadata:
-		out = partialMetadata(obj)
+	case endpoints.FormatMetadata:
+		out = endpoints.PartialMetadata(obj)
 	}
 	data, err := json.Marshal(out)
 	if err != nil {
@@ -164,8 +166,8 @@ func (wt *watcher) writeBookmark(initialEnd bool) bool {
 		m.SetAnnotations(map[string]string{InitialEventsEndAnnotation: "true"})
 	}
 	var out interface{} = obj
-	if wt.format == formatMetadata {
-		out = partialMetadata(obj)
+	if wt.format == endpoints.FormatMetadata {
+		out = endpoints.PartialMetadata(obj)
 	}
 	data, err := json.Marshal(out)
 	if err != nil {
@@ -175,7 +177,7 @@ func (wt *watcher) writeBookmark(initialEnd bool) bool {
 }
 
 func (wt *watcher) writeError(err error) bool {
-	data, _ := json.Marshal(statusOf(err))
+	data, _ := json.Marshal(endpoints.StatusOf(err))
 	wt.writeFrame(watch.Error, data)
 	wt.Flush()
 	return false
