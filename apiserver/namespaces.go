@@ -61,12 +61,7 @@ func (s *Server) markNamespaceDeleting(ctx context.Context, res *registry.Resour
 	if len(opts.DryRun) > 0 {
 		return ns, nil
 	}
-	data, err := genericstore.Encode(res, ns)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	rev, err := s.store.Update(ctx, kv.Key, data, kv.ModRevision)
-	if _, err = s.objects.Written(res, ns, rev, err); err != nil {
+	if _, err := s.objects.Replace(ctx, res, ns, kv); err != nil {
 		return nil, err
 	}
 	s.namespaces.Wake()
@@ -137,28 +132,32 @@ func (n namespaceStore) Delete(ctx context.Context, res *registry.Resource, name
 }
 
 func (n namespaceStore) Write(ctx context.Context, ns *corev1.Namespace) error {
-	res := n.nsRes()
-	rev, err := strconv.ParseInt(ns.ResourceVersion, 10, 64)
-	if err != nil {
-		return fmt.Errorf("namespace %s: resourceVersion %q: %w", ns.Name, ns.ResourceVersion, err)
-	}
-	data, err := genericstore.Encode(res, ns)
+	kv, err := n.storedAt(ns)
 	if err != nil {
 		return err
 	}
-	_, err = n.s.store.Update(ctx, genericstore.ObjectKey(res, "", ns.Name), data, rev)
+	_, err = n.s.objects.Replace(ctx, n.nsRes(), ns, kv)
 	return err
 }
 
 func (n namespaceStore) Remove(ctx context.Context, ns *corev1.Namespace) error {
-	rev, err := strconv.ParseInt(ns.ResourceVersion, 10, 64)
+	kv, err := n.storedAt(ns)
 	if err != nil {
-		return fmt.Errorf("namespace %s: resourceVersion %q: %w", ns.Name, ns.ResourceVersion, err)
+		return err
 	}
-	if _, _, err := n.s.store.Delete(ctx, genericstore.ObjectKey(n.nsRes(), "", ns.Name), rev); err != nil && err != storage.ErrNotFound {
+	if _, err := n.s.objects.Delete(ctx, n.nsRes(), ns, kv); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
 	return nil
+}
+
+// storedAt is where ns, as read, is stored: its key and revision.
+func (n namespaceStore) storedAt(ns *corev1.Namespace) (storage.KeyValue, error) {
+	rev, err := strconv.ParseInt(ns.ResourceVersion, 10, 64)
+	if err != nil {
+		return storage.KeyValue{}, fmt.Errorf("namespace %s: resourceVersion %q: %w", ns.Name, ns.ResourceVersion, err)
+	}
+	return storage.KeyValue{Key: genericstore.ObjectKey(n.nsRes(), "", ns.Name), ModRevision: rev}, nil
 }
 
 // handleFinalize serves PUT namespaces/{name}/finalize: only

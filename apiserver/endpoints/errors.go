@@ -38,10 +38,10 @@ func WriteJSON(w http.ResponseWriter, code int, v interface{}) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	WriteRaw(w, code, data)
+	writeRaw(w, code, data)
 }
 
-func WriteRaw(w http.ResponseWriter, code int, data []byte) {
+func writeRaw(w http.ResponseWriter, code int, data []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_, _ = w.Write(data)
@@ -67,7 +67,7 @@ func ErrMethodNotSupported(resource, verb string) error {
 	return apierrors.NewMethodNotSupported(schema.GroupResource{Resource: resource}, verb)
 }
 
-func ErrUnsupportedMedia(mt string) error {
+func errUnsupportedMedia(mt string) error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType,
 		Reason:  metav1.StatusReasonUnsupportedMediaType,
 		Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got %s)", mt)}}

@@ -112,7 +112,7 @@ func ToJSON(r *http.Request, data []byte) ([]byte, error) {
 		}
 		return j, nil
 	}
-	return nil, ErrUnsupportedMedia(mt)
+	return nil, errUnsupportedMedia(mt)
 }
 
 func PartialMetadata(obj runtime.Object) *metav1.PartialObjectMetadata {

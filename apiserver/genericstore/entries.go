@@ -27,7 +27,7 @@ func (s *Store) Entry(res *registry.Resource, kv storage.KeyValue, obj runtime.O
 	return s.entCache.get(objKey{viewOf(res), kv.Key}, kv.ModRevision, func() (*StoredEntry, error) {
 		if obj == nil {
 			var err error
-			if obj, err = DecodeKV(res, kv); err != nil {
+			if obj, err = decodeKV(res, kv); err != nil {
 				return nil, err
 			}
 		}
@@ -39,8 +39,8 @@ func (s *Store) Entry(res *registry.Resource, kv storage.KeyValue, obj runtime.O
 	})
 }
 
-// CacheKey separates views of one store (core and events.k8s.io events).
-func CacheKey(res *registry.Resource, key string) string { return viewOf(res) + "|" + key }
+// cacheKey separates views of one store (core and events.k8s.io events).
+func cacheKey(res *registry.Resource, key string) string { return viewOf(res) + "|" + key }
 
 // viewOf names one resource's view of a store: its group and version
 // (a CRD's versions share a store and differ in apiVersion).

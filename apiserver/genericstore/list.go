@@ -112,7 +112,7 @@ func (s *Store) DecodeItems(res *registry.Resource, lr *ListResult) error {
 			continue
 		}
 		var err error
-		if lr.Items[i], err = DecodeKV(res, lr.KVs[i]); err != nil {
+		if lr.Items[i], err = decodeKV(res, lr.KVs[i]); err != nil {
 			return apierrors.NewInternalError(err)
 		}
 	}
@@ -236,9 +236,9 @@ func (lw *listWriter) end() {
 // for the store to catch up, as kube-apiserver's watch cache does.
 const revisionWait = 3 * time.Second
 
-// WaitForRevision waits until the store has reached rev, or answers 504
+// waitForRevision waits until the store has reached rev, or answers 504
 // "Too large resource version".
-func (s *Store) WaitForRevision(ctx context.Context, rev int64) error {
+func (s *Store) waitForRevision(ctx context.Context, rev int64) error {
 	deadline := s.clock.Now().Add(revisionWait)
 	for s.store.CurrentRevision() < rev {
 		if !s.clock.Now().Before(deadline) {

@@ -65,7 +65,7 @@ func (s *Store) listOptions(ctx context.Context, cont, rv, rvMatch string) (stor
 		if err != nil {
 			return opts, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %s", rv))
 		}
-		if err := s.WaitForRevision(ctx, n); err != nil {
+		if err := s.waitForRevision(ctx, n); err != nil {
 			return opts, err
 		}
 		if rvMatch == string(metav1.ResourceVersionMatchExact) {
@@ -126,7 +126,7 @@ func (sc *listScan) storeError(err error, rev int64) error {
 	if errors.Is(err, storage.ErrFuture) {
 		return apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", rev, sc.s.store.CurrentRevision()), 1)
 	}
-	return sc.s.StorageError(err, sc.res, "")
+	return sc.s.storageError(err, sc.res, "")
 }
 
 // consider looks at one stored version during the store's walk, where key
@@ -184,7 +184,7 @@ func (sc *listScan) decide(it *ListItem) (bool, error) {
 	if it.st == nil || !it.st.undecided {
 		return true, nil
 	}
-	obj, err := DecodeKV(sc.res, it.st.kv)
+	obj, err := decodeKV(sc.res, it.st.kv)
 	if err != nil {
 		return false, err
 	}

@@ -168,9 +168,9 @@ func envelopeRaw(b []byte) ([]byte, error) {
 	return raw, nil
 }
 
-// DecodeKV decodes a stored version of one of res's objects, with its
+// decodeKV decodes a stored version of one of res's objects, with its
 // resourceVersion.
-func DecodeKV(r *registry.Resource, kv storage.KeyValue) (runtime.Object, error) {
+func decodeKV(r *registry.Resource, kv storage.KeyValue) (runtime.Object, error) {
 	return decodeStored(r, kv.Value, kv.ModRevision)
 }
 

@@ -18,9 +18,9 @@ import (
 func (s *Store) Get(ctx context.Context, res *registry.Resource, namespace, name string) (runtime.Object, storage.KeyValue, error) {
 	kv, err := s.store.Get(ctx, ObjectKey(res, namespace, name))
 	if err != nil {
-		return nil, kv, s.StorageError(err, res, name)
+		return nil, kv, s.storageError(err, res, name)
 	}
-	obj, err := DecodeKV(res, kv)
+	obj, err := decodeKV(res, kv)
 	if err != nil {
 		return nil, kv, apierrors.NewInternalError(err)
 	}
@@ -32,17 +32,17 @@ func (s *Store) Get(ctx context.Context, res *registry.Resource, namespace, name
 func (s *Store) GetShared(ctx context.Context, res *registry.Resource, namespace, name string) (runtime.Object, storage.KeyValue, error) {
 	kv, err := s.store.GetShared(ctx, ObjectKey(res, namespace, name)) // kv.Value is only decoded and compared
 	if err != nil {
-		return nil, kv, s.StorageError(err, res, name)
+		return nil, kv, s.storageError(err, res, name)
 	}
-	obj, err := s.decCache.get(CacheKey(res, kv.Key), kv.ModRevision, func() (runtime.Object, error) { return DecodeKV(res, kv) })
+	obj, err := s.decCache.get(cacheKey(res, kv.Key), kv.ModRevision, func() (runtime.Object, error) { return decodeKV(res, kv) })
 	if err != nil {
 		return nil, kv, apierrors.NewInternalError(err)
 	}
 	return obj, kv, nil
 }
 
-// StorageError maps storage errors to API errors.
-func (s *Store) StorageError(err error, res *registry.Resource, name string) error {
+// storageError maps storage errors to API errors.
+func (s *Store) storageError(err error, res *registry.Resource, name string) error {
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		return apierrors.NewNotFound(res.GroupResource(), name)
@@ -56,19 +56,19 @@ func (s *Store) StorageError(err error, res *registry.Resource, name string) err
 	return apierrors.NewInternalError(fmt.Errorf("storage: %w", err))
 }
 
-// ErrRetry is Written's answer to a lost race: read again and retry.
+// ErrRetry is written's answer to a lost race: read again and retry.
 var ErrRetry = errors.New("retry update")
 
-// Written finishes a conditional write of obj at revision rev: a lost race
+// written finishes a conditional write of obj at revision rev: a lost race
 // is ErrRetry, another storage error the API error for it, and success gives
 // obj its new resourceVersion.
-func (s *Store) Written(res *registry.Resource, obj runtime.Object, rev int64, err error) (runtime.Object, error) {
+func (s *Store) written(res *registry.Resource, obj runtime.Object, rev int64, err error) (runtime.Object, error) {
 	m := Accessor(obj)
 	if errors.Is(err, storage.ErrConflict) {
 		return nil, ErrRetry
 	}
 	if err != nil {
-		return nil, s.StorageError(err, res, m.GetName())
+		return nil, s.storageError(err, res, m.GetName())
 	}
 	m.SetResourceVersion(strconv.FormatInt(rev, 10))
 	return obj, nil

@@ -44,7 +44,7 @@ func (s *Store) Watch(ctx context.Context, res *registry.Resource, namespace str
 		if st.LastRev, err = strconv.ParseInt(rv, 10, 64); err != nil {
 			return st, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %s", rv))
 		}
-		if err := s.WaitForRevision(ctx, st.LastRev); err != nil {
+		if err := s.waitForRevision(ctx, st.LastRev); err != nil {
 			return st, err
 		}
 	}
@@ -149,5 +149,5 @@ func transition(t storage.EventType, matches, prevMatches bool) watch.EventType 
 
 // DecodedShared returns the (shared, read-only) object of a stored version.
 func (s *Store) DecodedShared(res *registry.Resource, kv storage.KeyValue) (runtime.Object, error) {
-	return s.decCache.get(CacheKey(res, kv.Key), kv.ModRevision, func() (runtime.Object, error) { return DecodeKV(res, kv) })
+	return s.decCache.get(cacheKey(res, kv.Key), kv.ModRevision, func() (runtime.Object, error) { return decodeKV(res, kv) })
 }

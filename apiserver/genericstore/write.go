@@ -35,7 +35,7 @@ func (s *Store) Create(ctx context.Context, res *registry.Resource, obj runtime.
 			continue
 		}
 		if err != nil {
-			return nil, s.StorageError(err, res, m.GetName())
+			return nil, s.storageError(err, res, m.GetName())
 		}
 		m.SetResourceVersion(strconv.FormatInt(rev, 10))
 		return obj, nil
@@ -99,14 +99,26 @@ func (s *Store) Write(ctx context.Context, res *registry.Resource, obj, cur runt
 		return cur.DeepCopyObject(), nil
 	}
 	rev, err := s.store.UpdateOwned(ctx, kv.Key, data, kv.ModRevision)
-	return s.Written(res, obj, rev, err)
+	return s.written(res, obj, rev, err)
+}
+
+// Replace stores obj over the version read at kv exactly as it is: no
+// deletion when due, no skipping of an unchanged value (a namespace's own
+// lifecycle writes). ErrRetry: kv is no longer current.
+func (s *Store) Replace(ctx context.Context, res *registry.Resource, obj runtime.Object, kv storage.KeyValue) (runtime.Object, error) {
+	data, err := Encode(res, obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	rev, err := s.store.Update(ctx, kv.Key, data, kv.ModRevision)
+	return s.written(res, obj, rev, err)
 }
 
 // Delete removes obj, read at kv, from storage and gives it the revision
 // of its deletion. ErrRetry: kv is no longer current.
 func (s *Store) Delete(ctx context.Context, res *registry.Resource, obj runtime.Object, kv storage.KeyValue) (runtime.Object, error) {
 	rev, _, err := s.store.Delete(ctx, kv.Key, kv.ModRevision)
-	return s.Written(res, obj, rev, err)
+	return s.written(res, obj, rev, err)
 }
 
 // DeletionDue: an object being deleted goes once its finalizers are gone,
