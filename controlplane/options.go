@@ -60,6 +60,8 @@ type Options struct {
 	// ResultRetention bounds the kept ContainerResults by age and number
 	// (zero values take the result-retention controller's defaults).
 	ResultRetention results.Retention
+	// Dashboard serves the web dashboard at /ui (see package dashboard).
+	Dashboard bool
 	// Logger receives structured logs; a discard logger when nil.
 	Logger *slog.Logger
 }
