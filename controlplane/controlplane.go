@@ -36,6 +36,9 @@ type ControlPlane struct {
 	wg       sync.WaitGroup
 	errMu    sync.Mutex
 	firstErr error
+
+	// dashboard is the web UI at /ui; nil unless Options.Dashboard.
+	dashboard *dashboard.Dashboard
 }
 
 // URL is the HTTPS address of the API.
