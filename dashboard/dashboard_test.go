@@ -260,7 +260,7 @@ func TestJobCellsNonIndexed(t *testing.T) {
 func TestJobSetDetail(t *testing.T) {
 	js := &jobsetv1alpha2.JobSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "js"},
-		Spec: jobsetv1alpha2.JobSetSpec{ReplicatedJobs: []jobsetv1alpha2.ReplicatedJob{{Name: "leader", Replicas: 1}, {Name: "workers", Replicas: 2}}},
+		Spec:       jobsetv1alpha2.JobSetSpec{ReplicatedJobs: []jobsetv1alpha2.ReplicatedJob{{Name: "leader", Replicas: 1}, {Name: "workers", Replicas: 2}}},
 		Status: jobsetv1alpha2.JobSetStatus{Restarts: 1,
 			Conditions:           []metav1.Condition{{Type: string(jobsetv1alpha2.JobSetCompleted), Status: metav1.ConditionTrue, Reason: "AllJobsCompleted"}},
 			ReplicatedJobsStatus: []jobsetv1alpha2.ReplicatedJobStatus{{Name: "workers", Succeeded: 2}}},
