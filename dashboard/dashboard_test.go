@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -171,11 +172,17 @@ func indexedJob() *batchv1.Job {
 	}
 }
 
+// controlledBy is a controller reference to an object of uid.
+func controlledBy(kind string, uid types.UID) []metav1.OwnerReference {
+	return []metav1.OwnerReference{{Kind: kind, Name: "owner", UID: uid, Controller: ptr.To(true)}}
+}
+
 func indexPod(name string, index string, phase corev1.PodPhase, created time.Time, exit *int32) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, CreationTimestamp: metav1.NewTime(created),
-			Labels:      map[string]string{batchv1.JobNameLabel: "idx"},
-			Annotations: map[string]string{batchv1.JobCompletionIndexAnnotation: index}},
+			OwnerReferences: controlledBy("Job", "job-uid"),
+			Labels:          map[string]string{batchv1.JobNameLabel: "idx"},
+			Annotations:     map[string]string{batchv1.JobCompletionIndexAnnotation: index}},
 		Spec:   corev1.PodSpec{NodeName: "node", Containers: []corev1.Container{{Name: "main"}}},
 		Status: corev1.PodStatus{Phase: phase, StartTime: ptr.To(metav1.NewTime(created.Add(time.Second)))},
 	}
@@ -187,15 +194,21 @@ func indexPod(name string, index string, phase corev1.PodPhase, created time.Tim
 }
 
 func TestJobDetail(t *testing.T) {
+	// A pod an earlier Job of the same name left behind is not this Job's.
+	earlierJobsPod := indexPod("idx-3-old", "3", corev1.PodFailed, t0, ptr.To[int32](1))
+	earlierJobsPod.OwnerReferences = controlledBy("Job", "earlier-uid")
 	f := newFixture(t, []runtime.Object{
 		indexedJob(),
 		indexPod("idx-0-a", "0", corev1.PodSucceeded, t0, ptr.To[int32](0)),
 		indexPod("idx-1-a", "1", corev1.PodFailed, t0, ptr.To[int32](3)),
 		indexPod("idx-1-b", "1", corev1.PodFailed, t0.Add(5*time.Second), ptr.To[int32](3)),
 		indexPod("idx-2-a", "2", corev1.PodRunning, t0, nil),
+		earlierJobsPod,
 		&corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "e1"}, Type: corev1.EventTypeNormal, Reason: "SuccessfulCreate",
 			Message: "Created pod: idx-0-a", Count: 1, LastTimestamp: metav1.NewTime(t0),
-			InvolvedObject: corev1.ObjectReference{Kind: "Job", Namespace: "ns", Name: "idx"}},
+			InvolvedObject: corev1.ObjectReference{Kind: "Job", Namespace: "ns", Name: "idx", UID: "job-uid"}},
+		&corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "e0"}, Type: corev1.EventTypeNormal, Reason: "Completed",
+			InvolvedObject: corev1.ObjectReference{Kind: "Job", Namespace: "ns", Name: "idx", UID: "earlier-uid"}},
 		&corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "e2"}, Type: corev1.EventTypeNormal, Reason: "Started",
 			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: "idx-0-a"}},
 	})
@@ -259,16 +272,19 @@ func TestJobCellsNonIndexed(t *testing.T) {
 
 func TestJobSetDetail(t *testing.T) {
 	js := &jobsetv1alpha2.JobSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "js"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "js", UID: "js-uid"},
 		Spec:       jobsetv1alpha2.JobSetSpec{ReplicatedJobs: []jobsetv1alpha2.ReplicatedJob{{Name: "leader", Replicas: 1}, {Name: "workers", Replicas: 2}}},
 		Status: jobsetv1alpha2.JobSetStatus{Restarts: 1,
 			Conditions:           []metav1.Condition{{Type: string(jobsetv1alpha2.JobSetCompleted), Status: metav1.ConditionTrue, Reason: "AllJobsCompleted"}},
 			ReplicatedJobsStatus: []jobsetv1alpha2.ReplicatedJobStatus{{Name: "workers", Succeeded: 2}}},
 	}
 	child := func(name string) *batchv1.Job {
-		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: map[string]string{jobsetv1alpha2.JobSetNameKey: "js"}}}
+		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: map[string]string{jobsetv1alpha2.JobSetNameKey: "js"},
+			OwnerReferences: controlledBy("JobSet", "js-uid")}}
 	}
-	f := newFixture(t, []runtime.Object{child("js-workers-1"), child("js-leader-0"), child("js-workers-0"),
+	orphan := child("js-workers-2")
+	orphan.OwnerReferences = controlledBy("JobSet", "earlier-uid")
+	f := newFixture(t, []runtime.Object{child("js-workers-1"), child("js-leader-0"), child("js-workers-0"), orphan,
 		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "x", Labels: map[string]string{jobsetv1alpha2.JobSetNameKey: "js"}}}}, js)
 	rec := f.do(bearer("/ui/api/jobsets/ns/js"))
 	var d JobSetDetail

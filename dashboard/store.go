@@ -2,10 +2,12 @@ package dashboard
 
 import (
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -104,16 +106,26 @@ func (s *store) jobSet(ns, name string) (*jobsetv1alpha2.JobSet, bool) {
 	return get[*jobsetv1alpha2.JobSet](s.jobsets, ns, name)
 }
 
-func (s *store) podsOf(ns, job string) []*corev1.Pod {
-	return byIndex[*corev1.Pod](s.pods, byJob, ns+"/"+job)
+// podsOf are the pods j controls: an earlier Job of the same name may
+// have left pods with the same job-name label.
+func (s *store) podsOf(j *batchv1.Job) []*corev1.Pod {
+	return slices.DeleteFunc(byIndex[*corev1.Pod](s.pods, byJob, j.Namespace+"/"+j.Name), func(p *corev1.Pod) bool {
+		return !metav1.IsControlledBy(p, j)
+	})
 }
 
-func (s *store) jobsOf(ns, jobSet string) []*batchv1.Job {
-	return byIndex[*batchv1.Job](s.jobs, byJobSet, ns+"/"+jobSet)
+// jobsOf are the Jobs js controls.
+func (s *store) jobsOf(js *jobsetv1alpha2.JobSet) []*batchv1.Job {
+	return slices.DeleteFunc(byIndex[*batchv1.Job](s.jobs, byJobSet, js.Namespace+"/"+js.Name), func(j *batchv1.Job) bool {
+		return !metav1.IsControlledBy(j, js)
+	})
 }
 
-func (s *store) eventsOf(ns, kind, name string) []*corev1.Event {
-	return byIndex[*corev1.Event](s.events, byInvolved, involvedKey(ns, kind, name))
+// eventsOf are the events of obj (not of an earlier object of its name).
+func (s *store) eventsOf(obj metav1.Object, kind string) []*corev1.Event {
+	return slices.DeleteFunc(byIndex[*corev1.Event](s.events, byInvolved, involvedKey(obj.GetNamespace(), kind, obj.GetName())), func(e *corev1.Event) bool {
+		return e.InvolvedObject.UID != "" && e.InvolvedObject.UID != obj.GetUID()
+	})
 }
 
 func typed[T any](objs []any) []T {

@@ -371,7 +371,7 @@ const timelineRows = 50
 const eventLimit = 100
 
 func (s *store) jobDetail(j *batchv1.Job, from int) JobDetail {
-	pods := s.podsOf(j.Namespace, j.Name)
+	pods := s.podsOf(j)
 	cells := jobCells(j, pods)
 	letters := make([]byte, len(cells))
 	counts := map[string]int{}
@@ -384,7 +384,7 @@ func (s *store) jobDetail(j *batchv1.Job, from int) JobDetail {
 	}
 	d := JobDetail{Job: jobRow(j), Conditions: jobConditions(j), Cells: string(letters), Counts: counts,
 		CompletedIndexes: j.Status.CompletedIndexes,
-		Events:           eventRows(s.eventsOf(j.Namespace, "Job", j.Name), eventLimit)}
+		Events:           eventRows(s.eventsOf(j, "Job"), eventLimit)}
 	if j.Status.FailedIndexes != nil {
 		d.FailedIndexes = *j.Status.FailedIndexes
 	}
@@ -395,7 +395,7 @@ func (s *store) jobDetail(j *batchv1.Job, from int) JobDetail {
 
 func (s *store) jobSetDetail(js *jobsetv1alpha2.JobSet) JobSetDetail {
 	d := JobSetDetail{JobSet: jobSetRow(js), Conditions: jobSetConditions(js),
-		Events: eventRows(s.eventsOf(js.Namespace, "JobSet", js.Name), eventLimit)}
+		Events: eventRows(s.eventsOf(js, "JobSet"), eventLimit)}
 	status := map[string]jobsetv1alpha2.ReplicatedJobStatus{}
 	for _, st := range js.Status.ReplicatedJobsStatus {
 		status[st.Name] = st
@@ -405,7 +405,7 @@ func (s *store) jobSetDetail(js *jobsetv1alpha2.JobSet) JobSetDetail {
 		d.ReplicatedJobs = append(d.ReplicatedJobs, ReplicatedJobRow{Name: rj.Name, Replicas: rj.Replicas,
 			Ready: st.Ready, Active: st.Active, Succeeded: st.Succeeded, Failed: st.Failed, Suspended: st.Suspended})
 	}
-	for _, j := range s.jobsOf(js.Namespace, js.Name) {
+	for _, j := range s.jobsOf(js) {
 		d.Jobs = append(d.Jobs, jobRow(j))
 	}
 	sortRows(d.Jobs, func(r JobRow) (string, string) { return r.Namespace, r.Name })
