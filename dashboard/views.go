@@ -308,6 +308,7 @@ func podRow(p *corev1.Pod) PodRow {
 // an Indexed Job, one row per pod (by creation) otherwise. total is the
 // number of rows there are.
 func timeline(j *batchv1.Job, pods []*corev1.Pod, from, count int) (rows []IndexRow, total int) {
+	rows = []IndexRow{}
 	sorted := sortedPods(pods)
 	if jobRow(j).Mode != string(batchv1.IndexedCompletion) {
 		total = len(sorted)
@@ -394,7 +395,7 @@ func (s *store) jobDetail(j *batchv1.Job, from int) JobDetail {
 }
 
 func (s *store) jobSetDetail(js *jobsetv1alpha2.JobSet) JobSetDetail {
-	d := JobSetDetail{JobSet: jobSetRow(js), Conditions: jobSetConditions(js),
+	d := JobSetDetail{JobSet: jobSetRow(js), Conditions: jobSetConditions(js), ReplicatedJobs: []ReplicatedJobRow{}, Jobs: []JobRow{},
 		Events: eventRows(s.eventsOf(js, "JobSet"), eventLimit)}
 	status := map[string]jobsetv1alpha2.ReplicatedJobStatus{}
 	for _, st := range js.Status.ReplicatedJobsStatus {

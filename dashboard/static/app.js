@@ -272,11 +272,12 @@ function jobPage(ns, name) {
   const summary = el("section", { id: "job-summary" });
   const canvas = el("canvas", { id: "grid" });
   const hover = el("div", { class: "dim", id: "grid-hover", text: "\u00a0" });
-  const gridBox = el("section", { id: "grid-box" }, el("h3", { text: "Indexes" }), el("div", { id: "legend-slot" }), canvas, hover);
-  const timelineSlot = el("section", {}, el("h3", { text: "Timeline" }), el("div", { id: "timeline-slot" }));
-  const eventsSlot = el("section", {}, el("h3", { text: "Events" }), el("div", { id: "events-slot" }));
+  const legendSlot = el("div"), timelineSlot = el("div"), eventsSlot = el("div");
+  const gridBox = el("section", { id: "grid-box" }, el("h3", { text: "Indexes" }), legendSlot, canvas, hover);
   const logs = logViewer();
-  view.replaceChildren(summary, gridBox, timelineSlot, logs.node, eventsSlot);
+  const sections = [summary, gridBox, el("section", {}, el("h3", { text: "Timeline" }), timelineSlot), logs.node,
+    el("section", {}, el("h3", { text: "Events" }), eventsSlot)];
+  view.replaceChildren(...sections);
 
   function openLogs(index, pod) {
     state.selected = index;
@@ -312,14 +313,15 @@ function jobPage(ns, name) {
         d.failedIndexes ? el("dt", { text: "Failed indexes" }) : null, d.failedIndexes ? el("dd", { text: d.failedIndexes }) : null,
         j.jobSet ? el("dt", { text: "JobSet" }) : null, j.jobSet ? el("dd", {}, link(`#/jobset/${encodeURIComponent(j.namespace)}/${encodeURIComponent(j.jobSet)}`, j.jobSet)) : null),
       conditionsTable(d.conditions));
-    document.getElementById("legend-slot").replaceChildren(legend(d.counts));
+    legendSlot.replaceChildren(legend(d.counts));
     drawGrid(canvas, d.cells, state.selected);
-    document.getElementById("timeline-slot").replaceChildren(timelineTable(d, state, openLogs));
-    document.getElementById("events-slot").replaceChildren(eventsTable(d.events));
+    timelineSlot.replaceChildren(timelineTable(d, state, openLogs));
+    eventsSlot.replaceChildren(eventsTable(d.events));
   }
   const p = {
     async refresh() {
       state.detail = await getJSON(`/jobs/${encodeURIComponent(ns)}/${encodeURIComponent(name)}?from=${state.from}`);
+      if (!summary.isConnected) view.replaceChildren(...sections); // after an error message
       render(state.detail);
     },
     leave() { logs.close(); },
@@ -367,7 +369,7 @@ function route() {
 
 // refresh reloads the page, one request at a time: changes arriving while
 // one runs cause a single reload after it.
-let inflight = false, again = false;
+let inflight = false, again = false, retry = null;
 async function refresh() {
   if (inflight) { again = true; return; }
   inflight = true;
@@ -376,7 +378,8 @@ async function refresh() {
     await current.refresh();
     document.body.dataset.loaded = "true";
   } catch (e) {
-    if (current === page) showError(e);
+    // Shown until a retry succeeds (e.g. the caches still syncing at start).
+    if (current === page) { showError(e); retry = retry || setTimeout(() => { retry = null; refresh(); }, 2000); }
   } finally {
     inflight = false;
     if (again) { again = false; refresh(); }
