@@ -40,6 +40,22 @@ spec:
         command: ["sh", "-c", "echo index $JOB_COMPLETION_INDEX; if [ $((JOB_COMPLETION_INDEX % 10)) = 3 ]; then echo failing index $JOB_COMPLETION_INDEX; exit 3; fi"]
 `
 
+// dashboardLaterJob stays suspended: its row's status is deterministic.
+const dashboardLaterJob = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: later
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox
+        command: ["true"]
+`
+
 // hideVolatile hides what depends on when things ran (ages, durations,
 // timeline bars, generated pod names) before screenshots; a constructed
 // style sheet passes the page's Content-Security-Policy.
@@ -116,6 +132,16 @@ func TestDashboard(t *testing.T) {
 	var listShot []byte
 	run("screenshot the Job list", chromedp.Evaluate(hideVolatile, nil), chromedp.Screenshot("#jobs-table", &listShot, chromedp.ByQuery))
 	compareGolden(t, "jobs-table", listShot)
+
+	// The list is live: a Job created now shows up without a reload.
+	s.applyYAML(dashboardLaterJob)
+	var status string
+	run("see a new Job appear",
+		chromedp.WaitVisible(`#jobs-table tr[data-job="default/later"]`, chromedp.ByQuery),
+		chromedp.Text(`#jobs-table tr[data-job="default/later"] .badge`, &status, chromedp.ByQuery))
+	if status != "Suspended" {
+		t.Errorf("new Job's status %q, want Suspended", status)
+	}
 
 	// The Job page: its grid, legend and summary.
 	var cells, legend, conditions string
