@@ -376,3 +376,31 @@ func readEvents(r io.Reader, out chan<- string) {
 	}
 	close(out)
 }
+
+func TestLoginURL(t *testing.T) {
+	f := newFixture(t, nil)
+	if rec := f.do(httptest.NewRequest(http.MethodPost, "/ui/api/login-url", nil)); rec.Code != http.StatusUnauthorized {
+		t.Errorf("without credentials: %d, want 401", rec.Code)
+	}
+	first, err := f.d.LoginCode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := bearer("/ui/api/login-url")
+	req.Method, req.Host = http.MethodPost, "example.test:6443"
+	rec := f.do(req)
+	var u LoginURL
+	if err := json.Unmarshal(rec.Body.Bytes(), &u); err != nil || rec.Code != http.StatusOK {
+		t.Fatalf("%d %s: %v", rec.Code, rec.Body, err)
+	}
+	code, ok := strings.CutPrefix(u.URL, "https://example.test:6443/ui/login?code=")
+	if !ok {
+		t.Fatalf("URL %q", u.URL)
+	}
+	if f.d.auth.redeemCode(first) {
+		t.Error("the previous unused code still works")
+	}
+	if !f.d.auth.redeemCode(code) {
+		t.Error("the new code does not work")
+	}
+}

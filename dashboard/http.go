@@ -28,6 +28,7 @@ func (d *Dashboard) routes(static fs.FS) http.Handler {
 	mux.Handle("GET "+Prefix+"/api/jobsets/{namespace}/{name}", d.api(d.serveJobSet))
 	mux.Handle("GET "+Prefix+"/api/logs/{namespace}/{pod}", d.api(d.serveLogs))
 	mux.Handle("GET "+Prefix+"/api/watch", d.api(d.serveWatch))
+	mux.Handle("POST "+Prefix+"/api/login-url", d.admitted(d.serveLoginURL))
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
 	})
@@ -65,14 +66,21 @@ func (d *Dashboard) authenticated(next http.Handler) http.Handler {
 	})
 }
 
-// api answers 401 without credentials and 503 until the caches synced.
-func (d *Dashboard) api(next http.HandlerFunc) http.Handler {
+// admitted answers 401 without credentials.
+func (d *Dashboard) admitted(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !d.auth.admits(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="batchlet"`)
 			writeError(w, http.StatusUnauthorized, "log in: open the login URL batchlet server printed, or send the admin token as a bearer token")
 			return
 		}
+		next(w, r)
+	})
+}
+
+// api answers 401 without credentials and 503 until the caches synced.
+func (d *Dashboard) api(next http.HandlerFunc) http.Handler {
+	return d.admitted(func(w http.ResponseWriter, r *http.Request) {
 		if !d.store.isReady() {
 			writeError(w, http.StatusServiceUnavailable, "the dashboard's caches are still syncing")
 			return
@@ -131,6 +139,22 @@ func (d *Dashboard) startSession(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, c)
 	d.log.Info("dashboard login", "remote", r.RemoteAddr)
 	http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
+}
+
+// LoginURL is the answer of POST /ui/api/login-url.
+type LoginURL struct {
+	URL string `json:"url"`
+}
+
+// serveLoginURL mints a one-time login URL (`batchlet dashboard`), on the
+// address the request reached.
+func (d *Dashboard) serveLoginURL(w http.ResponseWriter, r *http.Request) {
+	code, err := d.auth.newCode()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, LoginURL{URL: "https://" + r.Host + Prefix + "/login?code=" + code})
 }
 
 func (d *Dashboard) serveLogout(w http.ResponseWriter, r *http.Request) {

@@ -208,6 +208,20 @@ func TestDashboard(t *testing.T) {
 	if loc := resp.Header.Get("Location"); loc != "/ui/login?error=code" || len(resp.Cookies()) != 0 {
 		t.Errorf("second use of the login URL: %d to %q with cookies %v, want a refusal", resp.StatusCode, loc, resp.Cookies())
 	}
+
+	// batchlet dashboard prints a new one.
+	out, err := exec.Command(binary, "dashboard", "--kubeconfig", s.kubeconfig).Output()
+	if err != nil {
+		t.Fatalf("batchlet dashboard: %v", err)
+	}
+	fresh := strings.TrimSpace(string(out))
+	if resp, err = client.Get(fresh); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); loc != "/ui/" || len(resp.Cookies()) != 1 {
+		t.Errorf("login URL %q of batchlet dashboard: %d to %q with cookies %v, want a session", fresh, resp.StatusCode, loc, resp.Cookies())
+	}
 }
 
 // goldenDir holds the dashboard's reference screenshots; set

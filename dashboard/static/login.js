@@ -3,7 +3,7 @@
 (function () {
   const why = new URLSearchParams(location.search).get("error");
   const messages = {
-    code: "That login URL was already used or is not this server's. Use the token below, or restart the server for a new URL.",
+    code: "That login URL was already used or is not this server's. Run `batchlet dashboard` for a new one, or use the token below.",
     token: "That is not the admin token.",
   };
   if (why && messages[why]) {
