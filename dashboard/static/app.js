@@ -59,7 +59,8 @@ function duration(ms) {
   return Math.floor(s / 86400) + "d";
 }
 
-function volatile(text) { return el("td", { class: "volatile", text }); }
+// A time cell has a fixed width, so a longer age does not move the columns.
+function volatile(text) { return el("td", { class: "volatile time", text }); }
 
 async function getJSON(path) {
   const r = await fetch(api + path, { credentials: "same-origin" });
