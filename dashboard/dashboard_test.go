@@ -133,6 +133,7 @@ func TestAuthentication(t *testing.T) {
 		{"/ui goes to /ui/", httptest.NewRequest(http.MethodGet, "/ui", nil), http.StatusSeeOther, "/ui/"},
 		{"login page is public", httptest.NewRequest(http.MethodGet, "/ui/login", nil), http.StatusOK, ""},
 		{"assets are public", httptest.NewRequest(http.MethodGet, "/ui/static/style.css", nil), http.StatusOK, ""},
+		{"assets are not listed", bearer("/ui/static/"), http.StatusNotFound, ""},
 		{"API without credentials", httptest.NewRequest(http.MethodGet, "/ui/api/jobs", nil), http.StatusUnauthorized, ""},
 		{"API with a wrong bearer token", withHeader("/ui/api/jobs", "Bearer nope"), http.StatusUnauthorized, ""},
 		{"API with basic auth", withHeader("/ui/api/jobs", "Basic "+testToken), http.StatusUnauthorized, ""},

@@ -17,7 +17,7 @@ import (
 // app and its API to authenticated requests.
 func (d *Dashboard) routes(static fs.FS) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET "+Prefix+"/static/", http.StripPrefix(Prefix+"/static/", http.FileServerFS(static)))
+	mux.Handle("GET "+Prefix+"/static/{file}", http.StripPrefix(Prefix+"/static/", http.FileServerFS(static)))
 	mux.HandleFunc("GET "+Prefix+"/login", d.serveLogin(static))
 	mux.HandleFunc("POST "+Prefix+"/login", d.serveTokenLogin)
 	mux.HandleFunc("POST "+Prefix+"/logout", d.serveLogout)
