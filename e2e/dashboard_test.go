@@ -56,6 +56,31 @@ spec:
         command: ["true"]
 `
 
+// dashboardJobSet completes at once: one leader, two workers.
+const dashboardJobSet = `apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: pair
+spec:
+  replicatedJobs:
+  - name: leader
+    replicas: 1
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers: [{name: main, image: busybox, command: ["true"]}]
+  - name: workers
+    replicas: 2
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers: [{name: main, image: busybox, command: ["true"]}]
+`
+
 // hideVolatile hides what depends on when things ran (ages, durations,
 // timeline bars, generated pod names) before screenshots; a constructed
 // style sheet passes the page's Content-Security-Policy.
@@ -120,7 +145,8 @@ func TestDashboard(t *testing.T) {
 	var rows []map[string]string
 	run("log in and open the Job list",
 		chromedp.Navigate(login),
-		chromedp.WaitVisible(`#jobs-table tr[data-job="default/idx100"]`, chromedp.ByQuery),
+		// The dashboard's informers may trail kubectl wait by a moment.
+		chromedp.WaitVisible(`#jobs-table tr[data-job="default/idx100"][data-status="Failed"]`, chromedp.ByQuery),
 		chromedp.Evaluate(`[...document.querySelectorAll("#jobs-table tbody tr")].map(tr => {
 			const c = [...tr.cells].map(td => td.textContent);
 			return {job: tr.dataset.job, status: c[2], mode: c[3], completions: c[4], active: c[5], failed: c[6]};
@@ -182,6 +208,7 @@ func TestDashboard(t *testing.T) {
 			})()`, nil).Do(ctx)
 		}),
 		chromedp.WaitVisible(`#timeline tr.selected[data-index="13"]`, chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector('#timeline tr[data-index="13"] td:nth-child(5)').textContent !== ""`, nil, chromedp.WithPollingTimeout(time.Minute)),
 		chromedp.Text(`#timeline tr[data-index="13"] td:nth-child(5)`, &exit, chromedp.ByQuery),
 		chromedp.Poll(`document.getElementById("log").textContent.includes("failing index 13")`, nil, chromedp.WithPollingTimeout(time.Minute)),
 		chromedp.Text("#log", &log, chromedp.ByQuery))
@@ -194,6 +221,24 @@ func TestDashboard(t *testing.T) {
 	var page []byte
 	run("screenshot the whole Job page", chromedp.FullScreenshot(&page, 100)) // quality 100: PNG
 	writeArtifact(t, "job-page.png", page)
+
+	// The JobSet page: its replicated Jobs and child Jobs.
+	s.applyYAML(dashboardJobSet)
+	s.waitCondition("jobset/pair", "Completed", 3*time.Minute)
+	var replicated, children []string
+	run("open the JobSet page",
+		chromedp.Navigate(login[:strings.Index(login, "/ui/login")]+"/ui/#/jobset/default/pair"),
+		chromedp.WaitVisible(`#jobset-summary .badge[data-status="Completed"]`, chromedp.ByQuery),
+		chromedp.Poll(`document.querySelectorAll('tr[data-job][data-status="Complete"]').length === 3`, nil, chromedp.WithPollingTimeout(time.Minute)),
+		chromedp.Evaluate(`[...document.querySelectorAll("tr[data-replicated-job]")].map(tr => [...tr.cells].map(td => td.textContent).join(" "))`, &replicated),
+		chromedp.Evaluate(`[...document.querySelectorAll("tr[data-job]")].map(tr => tr.dataset.job + " " + tr.dataset.status)`, &children))
+	// name, replicas, ready, active, succeeded, failed, suspended
+	if want := []string{"leader 1 0 0 1 0 0", "workers 2 0 0 2 0 0"}; fmt.Sprint(replicated) != fmt.Sprint(want) {
+		t.Errorf("replicated Jobs %q, want %q", replicated, want)
+	}
+	if want := []string{"default/pair-leader-0 Complete", "default/pair-workers-0 Complete", "default/pair-workers-1 Complete"}; fmt.Sprint(children) != fmt.Sprint(want) {
+		t.Errorf("child Jobs %q, want %q", children, want)
+	}
 
 	// The login URL worked once.
 	client := &http.Client{
