@@ -116,6 +116,30 @@ func (s *server) loginURL(t *testing.T) string {
 	return url
 }
 
+// browser starts headless Chromium with a pinned window (1280 × 900,
+// scale 1), trusting any certificate; run runs actions in its tab, failing
+// the test on an error.
+func browser(t *testing.T, chrome string) (run func(what string, actions ...chromedp.Action)) {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.WindowSize(1280, 900),
+		chromedp.Flag("ignore-certificate-errors", true), chromedp.Flag("force-device-scale-factor", "1"),
+		chromedp.Flag("hide-scrollbars", true), chromedp.Flag("font-render-hinting", "none"),
+		chromedp.Flag("lang", "en-US"), chromedp.Env("TZ=UTC"))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(cancelBrowser)
+	ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
+	t.Cleanup(cancel)
+	return func(what string, actions ...chromedp.Action) {
+		t.Helper()
+		if err := chromedp.Run(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+}
+
 func TestDashboard(t *testing.T) {
 	chrome := chromiumPath(t)
 	s := startServer(t)
@@ -123,23 +147,7 @@ func TestDashboard(t *testing.T) {
 	s.applyYAML(dashboardJob)
 	s.waitCondition("job/idx100", "Failed", 3*time.Minute)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.WindowSize(1280, 900),
-		chromedp.Flag("ignore-certificate-errors", true), chromedp.Flag("force-device-scale-factor", "1"),
-		chromedp.Flag("hide-scrollbars", true), chromedp.Flag("font-render-hinting", "none"),
-		chromedp.Flag("lang", "en-US"), chromedp.Env("TZ=UTC"))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	run := func(what string, actions ...chromedp.Action) {
-		t.Helper()
-		if err := chromedp.Run(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
+	run := browser(t, chrome)
 
 	// The login URL sets the session and lands on the lists.
 	var rows []map[string]string
@@ -344,4 +352,57 @@ func writeArtifact(t *testing.T, name string, b []byte) string {
 	}
 	t.Logf("screenshot %s", path)
 	return path
+}
+
+// gatedJob's indexes print a line, then wait until their pod has
+// /tmp/done.
+const gatedJob = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: gated
+spec:
+  completions: 3
+  parallelism: 3
+  completionMode: Indexed
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox
+        command: ["sh", "-c", "echo waiting $JOB_COMPLETION_INDEX; until [ -e /tmp/done ]; do sleep 0.2; done; echo released $JOB_COMPLETION_INDEX"]
+`
+
+// TestDashboardLive follows a running Job: the grid and a followed log
+// change as its pods do, with no reload.
+func TestDashboardLive(t *testing.T) {
+	chrome := chromiumPath(t)
+	s := startServer(t)
+	login := s.loginURL(t)
+	s.applyYAML(gatedJob)
+	run := browser(t, chrome)
+	run("open the running Job's page",
+		chromedp.Navigate(login+"#/job/default/gated"), // the fragment survives the login's redirect
+		chromedp.Poll(`document.getElementById("grid")?.dataset.cells === "rrr"`, nil, chromedp.WithPollingTimeout(2*time.Minute)))
+
+	// Follow index 1's log, then release its pod.
+	run("follow index 1's log",
+		chromedp.Click(`#timeline tr[data-index="1"] button`, chromedp.ByQuery),
+		chromedp.Poll(`document.getElementById("log").textContent.includes("waiting 1")`, nil, chromedp.WithPollingTimeout(time.Minute)))
+	pod := strings.TrimPrefix(strings.TrimSpace(s.kubectl("get", "pods", "-l", "batch.kubernetes.io/job-completion-index=1,batch.kubernetes.io/job-name=gated", "-o", "name")), "pod/")
+	s.openGate(pod)
+	var cells, log string
+	run("see index 1 succeed",
+		chromedp.Poll(`document.getElementById("grid").dataset.cells === "rsr"`, nil, chromedp.WithPollingTimeout(2*time.Minute)),
+		chromedp.Poll(`document.getElementById("log").textContent.includes("released 1")`, nil, chromedp.WithPollingTimeout(time.Minute)),
+		chromedp.AttributeValue("#grid", "data-cells", &cells, nil, chromedp.ByQuery),
+		chromedp.Text("#log", &log, chromedp.ByQuery))
+	if log != "waiting 1\nreleased 1\n" && log != "waiting 1\nreleased 1" {
+		t.Errorf("followed log %q, want index 1's two lines", log)
+	}
+	var legend string
+	run("read the legend", chromedp.Text("#legend", &legend, chromedp.ByQuery))
+	if want := "pending 0 running 2 succeeded 1 failed 0"; strings.Join(strings.Fields(legend), " ") != want {
+		t.Errorf("legend %q, want %q", legend, want)
+	}
 }
