@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	jobsetclient "sigs.k8s.io/jobset/client-go/clientset/versioned"
@@ -13,8 +14,12 @@ import (
 	"github.com/batchlet/batchlet/dashboard"
 )
 
-// newDashboard builds the web dashboard over the in-process API (its pod
-// and Job informers read the store directly, as the controllers' do).
+// localEvents: the dashboard's event informer reads the store in-process
+// too (a 10,000-pod Job writes some 20,000 events).
+var localEvents = localKind{&corev1.Event{}, corev1.SchemeGroupVersion.WithResource("events")}
+
+// newDashboard builds the web dashboard over the in-process API (its pod,
+// Job and event informers read the store directly, as the controllers' do).
 func newDashboard(cp *ControlPlane, cfg *rest.Config, src LocalSource, token string) (*dashboard.Dashboard, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = -1, 0
@@ -26,7 +31,7 @@ func newDashboard(cp *ControlPlane, cfg *rest.Config, src LocalSource, token str
 	if err != nil {
 		return nil, fmt.Errorf("dashboard jobset client: %w", err)
 	}
-	typed, err := newTypedFactory(kube, src, []localKind{localPods, localJobs}, nil)
+	typed, err := newTypedFactory(kube, src, []localKind{localPods, localJobs, localEvents}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("dashboard informers: %w", err)
 	}
