@@ -64,6 +64,8 @@ type Options struct {
 	// JobPodFailureBackOff and JobMaxPodFailureBackOff are the Job
 	// controller's pod-failure backoff and its cap (zero: 10s and 10m).
 	JobPodFailureBackOff, JobMaxPodFailureBackOff time.Duration
+	// Dashboard serves the web dashboard at /ui (see package dashboard).
+	Dashboard bool
 	// Logger receives structured logs; a discard logger when nil.
 	Logger *slog.Logger
 }
