@@ -29,7 +29,7 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, info endpoi
 	force := query.Bool(q, "force")
 	// The field manager records the Apply itself; no extra Update entry.
 	r = r.WithContext(context.WithValue(r.Context(), ctxFieldManager, ""))
-	body, err := s.readBody(r)
+	body, err := s.codec.ReadBody(r)
 	if err != nil {
 		endpoints.WriteError(w, err)
 		return
@@ -41,7 +41,7 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, info endpoi
 	}
 	// A custom resource's configuration loses the fields its schema does
 	// not declare before it is applied, so no one owns them.
-	if err := pruneRaw(w, res, applied.Object, q.Get("fieldValidation")); err != nil {
+	if err := endpoints.PruneRaw(w, res, applied.Object, q.Get("fieldValidation")); err != nil {
 		endpoints.WriteError(w, err)
 		return
 	}
@@ -78,14 +78,14 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, info endpoi
 			endpoints.WriteError(w, err)
 			return
 		}
-		s.writeObject(w, r, res, http.StatusCreated, created)
+		s.codec.WriteObject(w, r, res, http.StatusCreated, created)
 		return
 	}
 	if err != nil {
 		endpoints.WriteError(w, err)
 		return
 	}
-	s.writeObject(w, r, res, http.StatusOK, out)
+	s.codec.WriteObject(w, r, res, http.StatusOK, out)
 }
 
 // withFieldManager carries a request's fieldManager to the write path.

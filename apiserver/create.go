@@ -26,7 +26,7 @@ import (
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	res := info.Res
 	obj := res.New()
-	if err := s.decodeBody(w, r, res.GVK(), obj); err != nil {
+	if err := s.codec.DecodeBody(w, r, res.GVK(), obj); err != nil {
 		endpoints.WriteError(w, err)
 		return
 	}
@@ -50,7 +50,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, info endpo
 		endpoints.WriteError(w, err)
 		return
 	}
-	s.writeObject(w, r, res, http.StatusCreated, out)
+	s.codec.WriteObject(w, r, res, http.StatusCreated, out)
 }
 
 func isDryRun(r *http.Request) bool {

@@ -25,12 +25,12 @@ import (
 // deleteOptions reads DeleteOptions from the body or the query.
 func (s *Server) deleteOptions(w http.ResponseWriter, r *http.Request) (*metav1.DeleteOptions, error) {
 	opts := &metav1.DeleteOptions{}
-	data, err := s.readBody(r)
+	data, err := s.codec.ReadBody(r)
 	if err != nil {
 		return nil, err
 	}
 	if len(data) > 0 {
-		if err := s.decodeLoose(r, data, opts); err != nil {
+		if err := s.codec.DecodeLoose(r, data, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -88,7 +88,7 @@ func (s *Server) writeDeleteResult(w http.ResponseWriter, r *http.Request, res *
 		endpoints.WriteJSON(w, code, endpoints.SuccessStatus(0, &metav1.StatusDetails{Name: m.GetName(), Group: res.GVR.Group, Kind: res.GVR.Resource, UID: m.GetUID()}))
 		return
 	}
-	s.writeObject(w, r, res, code, obj)
+	s.codec.WriteObject(w, r, res, code, obj)
 }
 
 // returnsDeletedObject: like kube-apiserver, pods and namespaces answer a

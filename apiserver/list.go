@@ -61,7 +61,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, info endpoin
 	}
 	switch format {
 	case endpoints.FormatTable:
-		endpoints.WriteJSON(w, http.StatusOK, s.table(r, info.Res, lr.Items, lm))
+		endpoints.WriteJSON(w, http.StatusOK, s.codec.Table(r, info.Res, lr.Items, lm))
 	default:
 		pl := &metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadataList"}, ListMeta: lm}
 		for _, obj := range lr.Items {

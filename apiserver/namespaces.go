@@ -164,7 +164,7 @@ func (n namespaceStore) storedAt(ns *corev1.Namespace) (storage.KeyValue, error)
 // spec.finalizers changes.
 func (s *Server) handleFinalize(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	body := &corev1.Namespace{}
-	if err := s.decodeBody(w, r, corev1.SchemeGroupVersion.WithKind("Namespace"), body); err != nil {
+	if err := s.codec.DecodeBody(w, r, corev1.SchemeGroupVersion.WithKind("Namespace"), body); err != nil {
 		endpoints.WriteError(w, err)
 		return
 	}
@@ -179,5 +179,5 @@ func (s *Server) handleFinalize(w http.ResponseWriter, r *http.Request, info end
 		return
 	}
 	s.namespaces.Wake()
-	s.writeObject(w, r, info.Res, http.StatusOK, out)
+	s.codec.WriteObject(w, r, info.Res, http.StatusOK, out)
 }

@@ -22,7 +22,7 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info endpoi
 		s.handleApply(w, r, info, mode)
 		return
 	}
-	body, err := s.readBody(r)
+	body, err := s.codec.ReadBody(r)
 	if err != nil {
 		endpoints.WriteError(w, err)
 		return
@@ -35,7 +35,7 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info endpoi
 	codec := patch.Codec{
 		CurrentJSON: func(cur runtime.Object) ([]byte, error) { return s.objects.JSON(res, cur) },
 		Decode: func(data []byte, into runtime.Object) error {
-			return s.decodeJSON(w, r, data, res.GVK(), into)
+			return s.codec.DecodeJSON(w, r, data, res.GVK(), into)
 		},
 	}
 	// patch.Apply only reads cur, but the typed merge shares cur's unpatched
@@ -51,5 +51,5 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info endpoi
 		endpoints.WriteError(w, err)
 		return
 	}
-	s.writeObject(w, r, res, http.StatusOK, out)
+	s.codec.WriteObject(w, r, res, http.StatusOK, out)
 }

@@ -20,7 +20,7 @@ import (
 // handleBinding assigns a pod to a node (pods/binding).
 func (s *Server) handleBinding(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	b := &corev1.Binding{}
-	if err := s.decodeBody(w, r, corev1.SchemeGroupVersion.WithKind("Binding"), b); err != nil {
+	if err := s.codec.DecodeBody(w, r, corev1.SchemeGroupVersion.WithKind("Binding"), b); err != nil {
 		endpoints.WriteError(w, err)
 		return
 	}
@@ -87,12 +87,12 @@ func setPodCondition(pod *corev1.Pod, c corev1.PodCondition) {
 // handleEviction marks the pod DisruptionTarget and deletes it gracefully.
 func (s *Server) handleEviction(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	ev := &policyv1.Eviction{}
-	data, err := s.readBody(r)
+	data, err := s.codec.ReadBody(r)
 	if err != nil {
 		endpoints.WriteError(w, err)
 		return
 	}
-	if err := s.decodeLoose(r, data, ev); err != nil {
+	if err := s.codec.DecodeLoose(r, data, ev); err != nil {
 		endpoints.WriteError(w, err)
 		return
 	}

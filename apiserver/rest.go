@@ -93,5 +93,5 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, info endpoint
 		endpoints.WriteError(w, err)
 		return
 	}
-	s.writeObject(w, r, info.Res, http.StatusOK, obj)
+	s.codec.WriteObject(w, r, info.Res, http.StatusOK, obj)
 }

@@ -25,7 +25,7 @@ func (s *Server) handleReview(w http.ResponseWriter, r *http.Request, info endpo
 		return
 	}
 	obj := res.New()
-	if err := s.decodeBody(w, r, res.GVK(), obj); err != nil {
+	if err := s.codec.DecodeBody(w, r, res.GVK(), obj); err != nil {
 		endpoints.WriteError(w, err)
 		return
 	}
@@ -35,7 +35,7 @@ func (s *Server) handleReview(w http.ResponseWriter, r *http.Request, info endpo
 		return
 	}
 	out.GetObjectKind().SetGroupVersionKind(res.GVK())
-	s.writeObject(w, r, nil, http.StatusCreated, out)
+	s.codec.WriteObject(w, r, nil, http.StatusCreated, out)
 }
 
 // review fills in the status of one review object.

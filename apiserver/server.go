@@ -28,7 +28,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -113,8 +112,8 @@ type Server struct {
 	namespaces *nslifecycle.Loop
 	// objects reads and writes every resource's objects in the store.
 	objects *genericstore.Store
-	// protobuf encodes and decodes Kubernetes' protobuf envelope.
-	protobuf      *protobuf.Serializer
+	// codec reads request bodies and writes negotiated answers.
+	codec         *endpoints.Codec
 	fieldManagers *patch.FieldManagers
 	// nodeTransport proxies pods/log and pods/exec to node agents.
 	nodeTransport *http.Transport
@@ -179,11 +178,12 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("apiserver: register metrics: %w", err)
 	}
 	s := &Server{
-		cfg: cfg, store: cfg.Storage, clock: cfg.Clock, log: cfg.Logger, scheme: scheme, protobuf: protobuf.NewSerializer(scheme, scheme),
+		cfg: cfg, store: cfg.Storage, clock: cfg.Clock, log: cfg.Logger, scheme: scheme,
 		served: newServedTable(registry.All()), metrics: m,
 		nodeTransport: newNodeTransport(cfg.NodeTLS), fieldManagers: patch.NewFieldManagers(scheme),
 		serviceRange: serviceRange,
 	}
+	s.codec = endpoints.NewCodec(scheme, cfg.MaxRequestBodyBytes, cfg.Clock, s.resourceForKind)
 	s.objects = genericstore.New(genericstore.Config{Backend: cfg.Storage, Clock: cfg.Clock, Logger: cfg.Logger, BookmarkInterval: cfg.BookmarkInterval})
 	s.namespaces = nslifecycle.New(namespaceStore{s}, cfg.NamespaceSyncInterval, s.clock, s.log)
 	s.handler = s.buildHandler()

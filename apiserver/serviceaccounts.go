@@ -130,9 +130,9 @@ func (s *Server) handleTokenRequest(w http.ResponseWriter, r *http.Request, info
 		return
 	}
 	req := &authenticationv1.TokenRequest{}
-	data, err := s.readBody(r)
+	data, err := s.codec.ReadBody(r)
 	if err == nil {
-		err = s.decodeLoose(r, data, req)
+		err = s.codec.DecodeLoose(r, data, req)
 	}
 	if err == nil {
 		err = s.issueTokenRequest(r.Context(), info.Namespace, info.Name, req)
@@ -142,7 +142,7 @@ func (s *Server) handleTokenRequest(w http.ResponseWriter, r *http.Request, info
 		return
 	}
 	req.SetGroupVersionKind(authenticationv1.SchemeGroupVersion.WithKind("TokenRequest"))
-	s.writeObject(w, r, nil, http.StatusCreated, req)
+	s.codec.WriteObject(w, r, nil, http.StatusCreated, req)
 }
 
 // issueTokenRequest defaults and validates req, resolves its bound object

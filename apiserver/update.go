@@ -32,7 +32,7 @@ const (
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo, mode updateMode) {
 	res := info.Res
 	body := res.New()
-	if err := s.decodeBody(w, r, res.GVK(), body); err != nil {
+	if err := s.codec.DecodeBody(w, r, res.GVK(), body); err != nil {
 		endpoints.WriteError(w, err)
 		return
 	}
@@ -52,7 +52,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, info endpo
 		endpoints.WriteError(w, err)
 		return
 	}
-	s.writeObject(w, r, res, http.StatusOK, out)
+	s.codec.WriteObject(w, r, res, http.StatusOK, out)
 }
 
 // mutateFunc builds the new object from (a copy of) the current one. A

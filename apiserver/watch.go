@@ -146,7 +146,7 @@ func (wt *watcher) writeObject(typ watch.EventType, obj runtime.Object) bool {
 	var out interface{} = obj
 	switch wt.format {
 	case endpoints.FormatTable:
-		out = wt.s.table(wt.r, wt.res, []runtime.Object{obj}, metav1.ListMeta{ResourceVersion: genericstore.Accessor(obj).GetResourceVersion()})
+		out = wt.s.codec.Table(wt.r, wt.res, []runtime.Object{obj}, metav1.ListMeta{ResourceVersion: genericstore.Accessor(obj).GetResourceVersion()})
 	case endpoints.FormatMetadata:
 		out = endpoints.PartialMetadata(obj)
 	}

@@ -83,3 +83,30 @@ func TestWriteError(t *testing.T) {
 		})
 	}
 }
+
+type adoptingWriter struct {
+	*httptest.ResponseRecorder
+	adopted []byte
+}
+
+func (w *adoptingWriter) Adopt(b []byte) bool { w.adopted = b; return true }
+
+type wrapper struct{ http.ResponseWriter }
+
+func (w wrapper) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// An owned body goes to the Adopter under any wrappers, uncopied; other
+// writers get it written.
+func TestWriteOwned(t *testing.T) {
+	body := []byte("body")
+	inner := &adoptingWriter{ResponseRecorder: httptest.NewRecorder()}
+	writeOwned(wrapper{wrapper{inner}}, body)
+	if &inner.adopted[0] != &body[0] || inner.Body.Len() != 0 {
+		t.Fatalf("adopted %q, written %q: want the body adopted as is", inner.adopted, inner.Body.Bytes())
+	}
+	plain := httptest.NewRecorder()
+	writeOwned(wrapper{plain}, body)
+	if plain.Body.String() != "body" {
+		t.Fatalf("written %q, want body", plain.Body.String())
+	}
+}

@@ -1,11 +1,8 @@
-package apiserver
+package endpoints
 
 import (
-	"github.com/batchlet/batchlet/apiserver/endpoints"
 	"net/http"
 	"time"
-
-	"github.com/batchlet/batchlet/apiserver/genericstore"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,8 +12,8 @@ import (
 // table renders objs as a meta.k8s.io/v1 Table with the resource's columns.
 // Every column is produced (wide ones carry priority 1); includeObject picks
 // what each row embeds (Metadata by default).
-func (s *Server) table(r *http.Request, res *registry.Resource, objs []runtime.Object, lm metav1.ListMeta) *metav1.Table {
-	now := s.clock.Now()
+func (c *Codec) Table(r *http.Request, res *registry.Resource, objs []runtime.Object, lm metav1.ListMeta) *metav1.Table {
+	now := c.clock.Now()
 	t := &metav1.Table{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "Table"}, ListMeta: lm}
 	t.ColumnDefinitions = columnsOf(res)
 	include := metav1.IncludeMetadata
@@ -31,7 +28,7 @@ func (s *Server) table(r *http.Request, res *registry.Resource, objs []runtime.O
 			row.Object = runtime.RawExtension{Object: obj}
 		case metav1.IncludeNone:
 		default:
-			row.Object = runtime.RawExtension{Object: endpoints.PartialMetadata(obj)}
+			row.Object = runtime.RawExtension{Object: PartialMetadata(obj)}
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -46,7 +43,7 @@ func columnsOf(res *registry.Resource) []metav1.TableColumnDefinition {
 }
 
 func rowOf(res *registry.Resource, obj runtime.Object, now time.Time) metav1.TableRow {
-	m := genericstore.Accessor(obj)
+	m := accessor(obj)
 	if res.Row != nil {
 		return res.Row(obj, now)
 	}

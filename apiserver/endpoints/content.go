@@ -1,4 +1,4 @@
-package apiserver
+package endpoints
 
 import (
 	"encoding/json"
@@ -6,10 +6,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-
-	"github.com/batchlet/batchlet/apiserver/endpoints"
-
-	"github.com/batchlet/batchlet/apiserver/genericstore"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,12 +19,12 @@ import (
 // writeProtobuf answers with obj in the protobuf envelope, if its kind has
 // a protobuf form (built-in kinds do, custom resources do not); false
 // means nothing was written.
-func (s *Server) writeProtobuf(w http.ResponseWriter, code int, obj runtime.Object) bool {
+func (c *Codec) writeProtobuf(w http.ResponseWriter, code int, obj runtime.Object) bool {
 	if _, ok := obj.(interface{ Marshal() ([]byte, error) }); !ok || obj.GetObjectKind().GroupVersionKind().Empty() {
 		return false
 	}
 	var enc encodedBody
-	if err := s.protobuf.Encode(obj, &enc); err != nil {
+	if err := c.protobuf.Encode(obj, &enc); err != nil {
 		return false
 	}
 	w.Header().Set("Content-Type", runtime.ContentTypeProtobuf)
@@ -50,39 +46,49 @@ func (e *encodedBody) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// writeOwned writes a whole answer that nothing else refers to: the
-// in-process transport's buffer takes it without copying it.
+// Adopter is a ResponseWriter that can take a whole body as it is, without
+// copying it (the in-process transport's buffer).
+type Adopter interface {
+	// Adopt makes b, which nothing else refers to, the whole body; false
+	// when something was written already.
+	Adopt(b []byte) bool
+}
+
+// writeOwned writes a whole answer that nothing else refers to: a writer
+// that can adopt it (looking through wrappers that Unwrap) takes it
+// without copying it.
 func writeOwned(w http.ResponseWriter, b []byte) {
-	for {
-		switch t := w.(type) {
-		case *statusRecorder:
-			w = t.ResponseWriter
-			continue
-		case *bufferedResponseWriter:
-			if t.adopt(b) {
+	for inner := w; inner != nil; {
+		if a, ok := inner.(Adopter); ok {
+			if a.Adopt(b) {
 				return
 			}
+			break
 		}
-		break
+		u, ok := inner.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			break
+		}
+		inner = u.Unwrap()
 	}
 	_, _ = w.Write(b)
 }
 
 // readBody reads the request body within the configured limit.
-func (s *Server) readBody(r *http.Request) ([]byte, error) {
+func (c *Codec) ReadBody(r *http.Request) ([]byte, error) {
 	if r.Body == nil {
 		return nil, nil
 	}
-	limit := s.cfg.MaxRequestBodyBytes
+	limit := c.maxBody
 	if r.ContentLength > limit {
-		return nil, endpoints.ErrTooLarge(limit)
+		return nil, ErrTooLarge(limit)
 	}
-	data, err := endpoints.ReadAllSized(io.LimitReader(r.Body, limit+1), r.ContentLength)
+	data, err := ReadAllSized(io.LimitReader(r.Body, limit+1), r.ContentLength)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("read request body: %v", err))
 	}
 	if int64(len(data)) > limit {
-		return nil, endpoints.ErrTooLarge(limit)
+		return nil, ErrTooLarge(limit)
 	}
 	return data, nil
 }
@@ -90,25 +96,25 @@ func (s *Server) readBody(r *http.Request) ([]byte, error) {
 // decodeBody decodes a request body into the resource's type, checking its
 // apiVersion and kind against gvk, and honouring fieldValidation. Warnings
 // are added to the response headers.
-func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, gvk schema.GroupVersionKind, into runtime.Object) error {
-	data, err := s.readBody(r)
+func (c *Codec) DecodeBody(w http.ResponseWriter, r *http.Request, gvk schema.GroupVersionKind, into runtime.Object) error {
+	data, err := c.ReadBody(r)
 	if err != nil {
 		return err
 	}
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == runtime.ContentTypeProtobuf {
-		return s.decodeProtobuf(data, gvk, into)
+		return c.decodeProtobuf(data, gvk, into)
 	}
-	if data, err = endpoints.ToJSON(r, data); err != nil {
+	if data, err = ToJSON(r, data); err != nil {
 		return err
 	}
-	return s.decodeJSON(w, r, data, gvk, into)
+	return c.DecodeJSON(w, r, data, gvk, into)
 }
 
 // decodeProtobuf decodes the protobuf envelope client-go's typed clients
 // send for built-in kinds.
-func (s *Server) decodeProtobuf(data []byte, gvk schema.GroupVersionKind, into runtime.Object) error {
+func (c *Codec) decodeProtobuf(data []byte, gvk schema.GroupVersionKind, into runtime.Object) error {
 	def := gvk
-	_, got, err := s.protobuf.Decode(data, &def, into)
+	_, got, err := c.protobuf.Decode(data, &def, into)
 	if err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, err))
 	}
@@ -119,8 +125,8 @@ func (s *Server) decodeProtobuf(data []byte, gvk schema.GroupVersionKind, into r
 	return nil
 }
 
-func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, data []byte, gvk schema.GroupVersionKind, into runtime.Object) error {
-	if s.decodeJSONOnePass(data, gvk, into) {
+func (c *Codec) DecodeJSON(w http.ResponseWriter, r *http.Request, data []byte, gvk schema.GroupVersionKind, into runtime.Object) error {
+	if c.decodeJSONOnePass(data, gvk, into) {
 		return nil
 	}
 	var tm metav1.TypeMeta
@@ -134,10 +140,10 @@ func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, data []byte,
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the object kind %q does not match the expected kind %q", tm.Kind, gvk.Version, gvk.Kind, tm.Kind, gvk.Kind))
 	}
 	validation := r.URL.Query().Get("fieldValidation")
-	if res := s.resourceForKind(gvk); res != nil && (res.DefaultRaw != nil || res.PruneRaw != nil) {
+	if res := c.resourceForKind(gvk); res != nil && (res.DefaultRaw != nil || res.PruneRaw != nil) {
 		var raw map[string]interface{}
 		if err := json.Unmarshal(data, &raw); err == nil && raw != nil {
-			if err := pruneRaw(w, res, raw, validation); err != nil {
+			if err := PruneRaw(w, res, raw, validation); err != nil {
 				return err
 			}
 			if res.DefaultRaw != nil {
@@ -148,7 +154,7 @@ func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, data []byte,
 			}
 		}
 	}
-	ser := sjson.NewSerializerWithOptions(sjson.DefaultMetaFactory, s.scheme, s.scheme, sjson.SerializerOptions{Strict: validation != "Ignore"})
+	ser := sjson.NewSerializerWithOptions(sjson.DefaultMetaFactory, c.scheme, c.scheme, sjson.SerializerOptions{Strict: validation != "Ignore"})
 	def := gvk
 	_, _, err := ser.Decode(data, &def, into)
 	if err != nil {
@@ -168,10 +174,10 @@ func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, data []byte,
 	return nil
 }
 
-// pruneRaw drops the fields a custom resource's schema does not declare:
+// PruneRaw drops the fields a custom resource's schema does not declare:
 // with fieldValidation=Strict they are an error, with Ignore silent, and
 // otherwise a warning each, in upstream's words.
-func pruneRaw(w http.ResponseWriter, res *registry.Resource, raw map[string]interface{}, validation string) error {
+func PruneRaw(w http.ResponseWriter, res *registry.Resource, raw map[string]interface{}, validation string) error {
 	if res.PruneRaw == nil {
 		return nil
 	}
@@ -198,8 +204,8 @@ func pruneRaw(w http.ResponseWriter, res *registry.Resource, raw map[string]inte
 // reports false (into then holds a partial decode of data) when anything is
 // off — a decode error, strict errors, another apiVersion or kind — and
 // decodeJSON's full path then gives the exact error or warnings.
-func (s *Server) decodeJSONOnePass(data []byte, gvk schema.GroupVersionKind, into runtime.Object) bool {
-	if res := s.resourceForKind(gvk); res == nil || res.DefaultRaw != nil {
+func (c *Codec) decodeJSONOnePass(data []byte, gvk schema.GroupVersionKind, into runtime.Object) bool {
+	if res := c.resourceForKind(gvk); res == nil || res.DefaultRaw != nil {
 		return false
 	}
 	tm, ok := into.GetObjectKind().(*metav1.TypeMeta)
@@ -218,39 +224,39 @@ func (s *Server) decodeJSONOnePass(data []byte, gvk schema.GroupVersionKind, int
 }
 
 // writeObject answers with obj in the negotiated format.
-func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, res *registry.Resource, code int, obj runtime.Object) {
-	if endpoints.WantsProtobuf(r) && s.writeProtobuf(w, code, obj) {
+func (c *Codec) WriteObject(w http.ResponseWriter, r *http.Request, res *registry.Resource, code int, obj runtime.Object) {
+	if WantsProtobuf(r) && c.writeProtobuf(w, code, obj) {
 		return
 	}
-	format, err := endpoints.Negotiate(r)
+	format, err := Negotiate(r)
 	if err != nil {
-		endpoints.WriteError(w, err)
+		WriteError(w, err)
 		return
 	}
 	var out interface{} = obj
 	switch format {
-	case endpoints.FormatTable:
+	case FormatTable:
 		if res != nil && res.GVK() == obj.GetObjectKind().GroupVersionKind() {
-			out = s.table(r, res, []runtime.Object{obj}, metav1.ListMeta{ResourceVersion: genericstore.Accessor(obj).GetResourceVersion()})
+			out = c.Table(r, res, []runtime.Object{obj}, metav1.ListMeta{ResourceVersion: accessor(obj).GetResourceVersion()})
 		}
-	case endpoints.FormatMetadata:
+	case FormatMetadata:
 		if res != nil && res.GVK() == obj.GetObjectKind().GroupVersionKind() {
-			out = endpoints.PartialMetadata(obj)
+			out = PartialMetadata(obj)
 		}
 	}
-	endpoints.WriteJSON(w, code, out)
+	WriteJSON(w, code, out)
 }
 
 // decodeLoose decodes an options-like body (DeleteOptions, Eviction) in any
 // supported media type without checking its apiVersion.
-func (s *Server) decodeLoose(r *http.Request, data []byte, into runtime.Object) error {
+func (c *Codec) DecodeLoose(r *http.Request, data []byte, into runtime.Object) error {
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == runtime.ContentTypeProtobuf {
-		if _, _, err := s.protobuf.Decode(data, nil, into); err != nil {
+		if _, _, err := c.protobuf.Decode(data, nil, into); err != nil {
 			return apierrors.NewBadRequest(fmt.Sprintf("decode %T: %v", into, err))
 		}
 		return nil
 	}
-	data, err := endpoints.ToJSON(r, data)
+	data, err := ToJSON(r, data)
 	if err != nil {
 		return err
 	}
