@@ -267,7 +267,8 @@ func probeOverlay(root string) error {
 
 // imageID is a container status's imageID: the image as the spec names it
 // for the process runtime, its repository digest for the image runtime
-// (as containerd reports it: registry/repository@sha256:…).
+// (as containerd reports it: registry/repository@sha256:…, Docker Hub's
+// registry named docker.io).
 func imageID(spec *corev1.Container, ci *containerImage) string {
 	if ci == nil {
 		return spec.Image
@@ -275,6 +276,9 @@ func imageID(spec *corev1.Container, ci *containerImage) string {
 	repo := ci.img.Ref
 	if ref, err := image.ParseReference(spec.Image); err == nil {
 		repo = ref.Context().Name()
+		if ref.Context().RegistryStr() == "index.docker.io" {
+			repo = "docker.io/" + ref.Context().RepositoryStr()
+		}
 	}
 	return repo + "@" + ci.img.Digest.String()
 }
