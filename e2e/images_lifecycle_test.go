@@ -169,3 +169,41 @@ spec:
     command: ["sh", "-c", "` + script + `"]
 `
 }
+
+// TestImageContainerSurvivesServerKill9: an image container runs under a
+// shim as a host command does, so it outlives a kill -9 of the server; the
+// restarted server adopts it (same attempt, exec in the image still works)
+// and reports its own exit code.
+func TestImageContainerSurvivesServerKill9(t *testing.T) {
+	reg := imagetest.Registry(t)
+	ref := reg + "/e2e/app:1"
+	imagetest.Push(t, ref, e2eImage(t, "survivor"))
+	s := startServer(t, "--runtime=image")
+	probeImageRuntime(t, s)
+	markers := t.TempDir()
+	s.apply(markerPod("survivor", ref, markers, "30", "Never",
+		`echo start >> /markers/starts; touch /markers/started; echo before; until [[ -f /markers/release ]]; do sleep 0.05; done; echo after; exit 5`))
+	waitFile(t, filepath.Join(markers, "started"))
+	s.kill9()
+	s.start()
+	eventually(t, 60*time.Second, "the restarted server adopts the container", func() bool {
+		got := s.jsonpath("pod/survivor", "{.status.phase}|{.status.containerStatuses[0].ready}")
+		return got == "Running|true" && strings.Contains(s.log.String(), `fate=running`)
+	})
+	if got := s.kubectl("exec", "survivor", "--", "cat", "/only-in-image"); got != "a file of the image\n" {
+		t.Fatalf("exec after the restart = %q", got)
+	}
+	release(t, filepath.Join(markers, "release"))
+	s.waitPhase("survivor", 60*time.Second, "Failed")
+	st := "{.status.containerStatuses[0]"
+	s.expectJSONPath(t, "pod/survivor", st+".state.terminated.exitCode}|"+st+".restartCount}", "5|0")
+	if id := s.jsonpath("pod/survivor", st+".imageID}"); !strings.HasPrefix(id, reg+"/e2e/app@sha256:") {
+		t.Errorf("imageID = %q", id)
+	}
+	if got := s.kubectl("logs", "survivor"); got != "before\nafter\n" {
+		t.Errorf("logs = %q", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(markers, "starts")); string(b) != "start\n" {
+		t.Errorf("starts = %q, want one start", b)
+	}
+}

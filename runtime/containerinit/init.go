@@ -1,11 +1,14 @@
-// Package containerinit finishes starting a container inside its image's
-// root filesystem: the image runtime starts the agent's own binary as PID 1
-// of the container's new PID namespace, with argv[0] Arg0 and the Spec as
-// argv[1]; this package's init function recognises that before any other
-// package of the binary initialises (it imports nothing heavy, so Go runs
-// it early), mounts the container's /proc, pivot_roots into the rootfs,
-// takes the container's user and groups, and execs the command, which
-// becomes PID 1.
+// Package containerinit starts a container inside its image's root
+// filesystem: the image runtime (the agent itself, or the container's shim)
+// starts the agent's own binary as PID 1 of the container's new PID, mount
+// and UTS namespaces, with argv[0] Arg0 and the Spec as argv[1]; this
+// package's init function recognises that before any other package of the
+// binary initialises (it imports nothing heavy, so Go runs it early),
+// builds the container's root there (overlay of the image's layers, /dev,
+// /sys, bind mounts), mounts its /proc, pivot_roots into it, takes the
+// container's user and groups, and execs the command, which becomes PID 1.
+// Because the init builds the root itself, whatever starts it needs no
+// mount code: a shim starts image containers as it starts any command.
 //
 // Before the exec, errors go to file descriptor 3 (the status pipe, closed
 // on exec): the runtime reads it to tell a command that could not start
@@ -33,8 +36,18 @@ const StatusFD = 3
 // Spec is what the init needs; it travels as JSON in argv[1]. The
 // environment is the container's.
 type Spec struct {
-	// Rootfs is the container's root, mounted, seen from the agent.
-	Rootfs  string   `json:"rootfs"`
+	// Rootfs is where the container's root is mounted (Dir/merged), seen
+	// from the host.
+	Rootfs string `json:"rootfs"`
+	// Dir holds the attempt's overlay upper/ and work/ directories.
+	Dir string `json:"dir"`
+	// Lower are the image's unpacked layers, bottom first.
+	Lower []string `json:"lower,omitempty"`
+	// Copied: the runtime copied the layers into Rootfs (no overlayfs).
+	Copied   bool    `json:"copied,omitempty"`
+	Hostname string  `json:"hostname"`
+	Mounts   []Mount `json:"mounts,omitempty"`
+
 	Argv    []string `json:"argv"`
 	WorkDir string   `json:"workDir"`
 	// User is the image's user: "uid", "uid:gid", "name" or "name:group".
@@ -63,6 +76,9 @@ func run(arg string) error {
 	var spec Spec
 	if err := json.Unmarshal([]byte(arg), &spec); err != nil {
 		return fmt.Errorf("container init: %w", err)
+	}
+	if err := buildRootfs(spec); err != nil {
+		return err
 	}
 	if err := enterRootfs(spec.Rootfs); err != nil {
 		return err

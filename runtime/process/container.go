@@ -146,7 +146,7 @@ func (p *pod) attempt(c *ctr, n int) (code int32, ran time.Duration, ok bool) {
 	p.rt.event(p.api, c.spec, c.init, corev1.EventTypeNormal, "Created", fmt.Sprintf("Created container: %s", c.spec.Name))
 	var pr *proc
 	started := now(p)
-	if img != nil || p.rt.cfg.NoShims {
+	if p.rt.cfg.NoShims {
 		// The container dies with this agent: on record as started, a
 		// restarted agent counts it as lost instead of running it again.
 		_ = shim.WriteState(p.attemptBase(c.spec.Name, n), shim.State{Phase: shim.PhaseStarting})

@@ -79,18 +79,37 @@ func lockHeld(base string) bool {
 	return false
 }
 
-// shimSpecFor is the shim's spec for attempt n of c.
-func (p *pod) shimSpecFor(c *ctr, n int, argv []string, env []envVar, workDir string, cg *containerCgroup) shim.Spec {
+// shimSpecFor is the shim's spec for attempt n of c: its command on the
+// host, or the container init that runs it in c's image.
+func (p *pod) shimSpecFor(c *ctr, n int, argv []string, env []envVar, workDir string, cg *containerCgroup) (shim.Spec, error) {
 	spec := shim.Spec{Argv: argv, Env: environ(env), WorkDir: workDir, Namespaces: p.rt.namespaces,
 		LogPath: p.logPath(c.spec.Name, n), Image: c.spec.Image}
+	if cg != nil {
+		spec.CgroupDir = cg.dir
+	}
+	if c.image != nil {
+		if !p.rt.namespaces {
+			return spec, fmt.Errorf("the image runtime needs root and Linux namespaces")
+		}
+		is, err := p.initSpec(c, c.image, argv, workDir)
+		if err != nil {
+			return spec, err
+		}
+		if spec.Argv, err = initArgv(is); err != nil {
+			return spec, err
+		}
+		spec.Init, spec.Path, spec.Namespaces = true, p.rt.self, false
+		spec.ImageID = imageID(c.spec, c.image)
+		for _, l := range c.image.img.Layers {
+			spec.ImageLayers = append(spec.ImageLayers, l.String())
+		}
+		return spec, nil
+	}
 	if p.rt.namespaces {
 		spec.NS = shim.NS{Hostname: p.hostname, HostsFile: p.hostsPath(),
 			TmpDir: filepath.Join(p.dir, "tmp"), Mounts: p.mounts(c)}
 	}
-	if cg != nil {
-		spec.CgroupDir = cg.dir
-	}
-	return spec
+	return spec, nil
 }
 
 // startShim records attempt n of c and starts its shim, which starts the
@@ -98,7 +117,8 @@ func (p *pod) shimSpecFor(c *ctr, n int, argv []string, env []envVar, workDir st
 // with the time the shim started it.
 func (p *pod) startShim(c *ctr, n int, argv []string, env []envVar, workDir string) (*proc, time.Time, error) {
 	base := p.attemptBase(c.spec.Name, n)
-	pr := &proc{exited: make(chan struct{}), drained: make(chan struct{}), ns: p.rt.namespaces, shim: &shimRef{base: base}}
+	pr := &proc{exited: make(chan struct{}), drained: make(chan struct{}), ns: p.rt.namespaces, shim: &shimRef{base: base},
+		image: c.image != nil}
 	cg, err := p.rt.cgroups.create(fmt.Sprintf("%s_%s_%d", p.api.UID, c.spec.Name, n), c.spec.Resources)
 	if err != nil {
 		p.rt.log.Info("container runs without limits", "namespace", p.api.Namespace, "name", p.api.Name, "container", c.spec.Name, "err", err.Error())
@@ -108,7 +128,11 @@ func (p *pod) startShim(c *ctr, n int, argv []string, env []envVar, workDir stri
 		pr.cg.remove()
 		return nil, time.Time{}, err
 	}
-	b, err := json.Marshal(p.shimSpecFor(c, n, argv, env, workDir, cg))
+	spec, err := p.shimSpecFor(c, n, argv, env, workDir, cg)
+	if err != nil {
+		return fail(err)
+	}
+	b, err := json.Marshal(spec)
 	if err != nil {
 		return fail(err)
 	}

@@ -73,7 +73,21 @@ type Spec struct {
 	CgroupDir  string `json:"cgroupDir,omitempty"`
 	LogPath    string `json:"logPath"`
 	Image      string `json:"image"`
+	// Init: Argv runs the image runtime's container init (Path, the
+	// agent's binary) as PID 1 of new PID, mount and UTS namespaces
+	// (InitCloneflags), which builds the container's root itself and
+	// reports a failure to start the command on its descriptor 3. WorkDir
+	// is then the container's, seen from inside it.
+	Init bool   `json:"init,omitempty"`
+	Path string `json:"path,omitempty"`
+	// ImageID and ImageLayers (diff IDs) are the image an Init container
+	// runs, for the agent that adopts it.
+	ImageID     string   `json:"imageID,omitempty"`
+	ImageLayers []string `json:"imageLayers,omitempty"`
 }
+
+// InitCloneflags are the namespaces a container init starts in.
+const InitCloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS
 
 // Phases of a shim's state file.
 const (
@@ -245,6 +259,16 @@ func startShimmed(spec Spec) (*shimmed, error) {
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
 	procAttr := &os.ProcAttr{Dir: spec.WorkDir, Env: dedupEnv(spec.Env), Files: []*os.File{os.Stdin, outW, errW}, Sys: attr}
+	var initStatus *os.File
+	if spec.Init {
+		var w *os.File
+		if initStatus, w, err = os.Pipe(); err != nil {
+			return nil, fmt.Errorf("pipe: %w", err)
+		}
+		defer initStatus.Close()
+		defer w.Close()
+		sh.path, procAttr.Dir, procAttr.Files = spec.Path, "/", append(procAttr.Files, w)
+	}
 	s := Starter{Attr: attr,
 		Start: func() (err error) {
 			sh.proc, err = os.StartProcess(sh.path, sh.argv, procAttr)
@@ -260,9 +284,12 @@ func startShimmed(spec Spec) (*shimmed, error) {
 		return nil
 	}
 	onStart := func() { sh.pid, sh.pidStart = sh.proc.Pid, PidStartTime(sh.proc.Pid) }
-	if spec.Namespaces {
+	switch {
+	case spec.Init:
+		err = startInit(s, initStatus, procAttr.Files[3], onStart, sh.exited)
+	case spec.Namespaces:
 		err = StartNamespaced(s, spec.NS, resolve, onStart, sh.exited)
-	} else {
+	default:
 		err = startPlain(s, resolve, onStart, sh.exited)
 	}
 	outW.Close()
@@ -337,6 +364,38 @@ func startPlain(s Starter, resolve func() error, onStart func(), exited chan<- s
 		close(exited)
 	})
 	return <-started
+}
+
+// startInit starts a container init in its namespaces, in a session of
+// its own, waited for on a thread that lives as long as it does (its
+// parent-death signal fires when the starting thread ends). The init
+// closes its end of status on exec; anything it wrote there first is why
+// the command could not start.
+func startInit(s Starter, status, statusW *os.File, onStart func(), exited chan struct{}) error {
+	started := make(chan error, 1)
+	OnThreadOfItsOwn(func() {
+		s.Attr.Cloneflags |= InitCloneflags
+		s.Attr.Setsid = true
+		if err := s.Start(); err != nil {
+			started <- err
+			return
+		}
+		onStart()
+		started <- nil
+		s.Wait()
+		close(exited)
+	})
+	err := <-started
+	statusW.Close()
+	if err != nil {
+		return err
+	}
+	msg, _ := io.ReadAll(status)
+	if len(msg) > 0 {
+		<-exited
+		return errors.New(string(msg))
+	}
+	return nil
 }
 
 // teeFD copies output to the agent while it reads it, without ever
