@@ -35,10 +35,11 @@
 // host's programs — unless the image runtime is configured (Config.Images)
 // and the pod runs from its image (image.go, imagens.go): then the image is
 // pulled through runtime/image, the container's root is the image
-// (overlayfs or a copy) and runtime/containerinit finishes the start
-// inside it; those containers have no shim and die with the agent, as all
-// do with Config.NoShims. A container without a command cannot start
-// (StartError).
+// (overlayfs or a copy), built by runtime/containerinit, which the shim
+// (or, with Config.NoShims, the agent) starts as PID 1 of the container's
+// namespaces and which execs the command inside it; like host commands,
+// these containers outlive the agent unless Config.NoShims. A container
+// without a command cannot start (StartError).
 // Without a workingDir a container runs in its pod's scratch directory.
 // Memory and cpu limits are applied with cgroup v2 when it is writable.
 // A container whose spec asks for stdin reads a pipe that attach feeds

@@ -46,8 +46,8 @@ type Config struct {
 	// ImageRootfs is "overlay" (the default; a copy where the kernel
 	// refuses overlayfs) or "copy".
 	ImageRootfs string
-	// NoShims has the agent start host containers itself, as it does image
-	// containers: they die with it, and a restarted agent counts them as
+	// NoShims has the agent start containers (host and image) itself:
+	// they die with it, and a restarted agent counts them as
 	// lost. For a throwaway data dir that nothing would adopt them from; it
 	// saves one exec per container. By default each container has a shim
 	// and outlives the agent.
