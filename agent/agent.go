@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/batchlet/batchlet/runtime"
+	wq "github.com/batchlet/batchlet/workqueue"
 )
 
 // Agent is a node agent. Create it with New and start it with Run.
@@ -41,6 +42,7 @@ type Agent struct {
 	// and takes them from its node's pod CIDR.
 	ownIPs bool
 	peers  *peers
+	queues *wq.Manager
 	// started: the start events are recorded (once per process).
 	started bool
 
@@ -88,6 +90,7 @@ func New(cfg Config) (*Agent, error) {
 		a.factory = informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, informers.WithTweakListOptions(onThisNode))
 	}
 	a.peers = newPeers(a)
+	a.queues = a.newWorkQueues()
 	a.podsInf = a.factory.Core().V1().Pods().Informer()
 	a.pods = a.factory.Core().V1().Pods().Lister()
 	if cfg.Port >= 0 {
@@ -159,6 +162,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		a.log.Error("kubelet endpoints stopped", "err", err)
 	}
 	a.shutdown(runCtx)
+	a.queues.Close()
 	stop()
 	a.queue.ShutDown()
 	wg.Wait()

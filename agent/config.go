@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 
+	"github.com/batchlet/batchlet/pki"
 	"github.com/batchlet/batchlet/results"
 	"github.com/batchlet/batchlet/runtime"
 )
@@ -36,6 +37,14 @@ type Config struct {
 	Port int
 	// TLSCertificate serves the endpoints; nil generates a self-signed one.
 	TLSCertificate *tls.Certificate
+	// GetCertificate, when set, picks the serving certificate of each
+	// handshake instead (one that arrives or rotates after the start).
+	GetCertificate func(*tls.ClientHelloInfo) (*tls.Certificate, error)
+	// AuthorizedClients are the user names (certificate common names)
+	// whose client certificates may call the endpoints, beyond members of
+	// system:masters; default the API server's kubelet client,
+	// kube-apiserver-kubelet-client.
+	AuthorizedClients []string
 	// ClientCAs, like the kubelet's --client-ca-file, admits a request whose
 	// client certificate they sign without a token: a real kube-apiserver
 	// proxies logs and exec with --kubelet-client-certificate, not a token.
@@ -83,6 +92,8 @@ type Config struct {
 	NewInformerFactory func(tweak func(*metav1.ListOptions)) (informers.SharedInformerFactory, error)
 	// Results keeps a record of every terminated container attempt.
 	Results ResultsConfig
+	// WorkQueue serves the built-in work queue to the pods that ask.
+	WorkQueue WorkQueueConfig
 }
 
 func (c *Config) defaults() error {
@@ -94,6 +105,9 @@ func (c *Config) defaults() error {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if len(c.AuthorizedClients) == 0 {
+		c.AuthorizedClients = []string{pki.KubeletClientUser}
 	}
 	if c.ListenAddress == "" {
 		c.ListenAddress = "127.0.0.1"

@@ -22,6 +22,16 @@ const (
 	exitCodeLost                 = 137
 )
 
+// messageLostWithAgent is the message of the DisruptionTarget condition
+// (reason TerminationByKubelet, as the kubelet's node shutdown and eviction
+// give) of a restartPolicy Never pod whose containers were lost with the
+// previous agent process: the pod was ended by the node, not by its own
+// failure, so pod failure policies can match it (onPodConditions
+// DisruptionTarget) and batchlet's Job controller does not count it
+// (docs/differences.md). The Job controller recognizes such pods by the
+// condition together with ContainerStatusUnknown containers.
+const messageLostWithAgent = "Pod was terminated because its containers were lost when the node agent restarted."
+
 // recoveryAction is what the agent does with a pod its runtime does not run.
 type recoveryAction int
 

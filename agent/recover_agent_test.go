@@ -53,6 +53,12 @@ func TestLostNeverPodFails(t *testing.T) {
 	if p.Status.StartTime == nil || !p.Status.StartTime.Time.Equal(start.Truncate(time.Second)) {
 		t.Fatalf("startTime %v, want the first run's %v", p.Status.StartTime, start)
 	}
+	// Lost to the node, not failed by itself: a disruption, as the
+	// kubelet's own terminations are.
+	if c := condition(p, corev1.DisruptionTarget); c == nil || c.Status != corev1.ConditionTrue ||
+		c.Reason != "TerminationByKubelet" || c.Message != "Pod was terminated because its containers were lost when the node agent restarted." {
+		t.Fatalf("DisruptionTarget = %+v, want True/TerminationByKubelet with the lost message", c)
+	}
 	// Nothing runs again, even after the sim's duration.
 	h.clock.Step(2 * time.Hour)
 	rs, ok := h.sim.PodStatus(p.UID)
@@ -78,6 +84,9 @@ func TestLostOnFailurePodRestartsInPlace(t *testing.T) {
 	}
 	if p.Status.Phase != corev1.PodRunning {
 		t.Fatalf("phase %s", p.Status.Phase)
+	}
+	if c := condition(p, corev1.DisruptionTarget); c != nil {
+		t.Fatalf("DisruptionTarget %+v on a pod restarted in place", c)
 	}
 	h.clock.Step(time.Hour)
 	p = h.waitPhase("lost2", corev1.PodSucceeded)

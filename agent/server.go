@@ -10,6 +10,7 @@ import (
 	"github.com/batchlet/batchlet/apiserver/query"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,15 +46,17 @@ func (a *Agent) server() *http.Server {
 	mux.HandleFunc("GET /pods", a.handlePods)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	cert := a.cfg.TLSCertificate
-	if cert == nil {
+	if cert == nil && a.cfg.GetCertificate == nil {
 		c, err := selfSigned(a.cfg.ListenAddress, a.cfg.NodeName)
 		if err != nil {
 			a.log.Error("self-signed certificate", "err", err)
 		}
 		cert = c
 	}
-	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if cert != nil {
+	// GetCertificate is asked only when Certificates is empty (clients
+	// dialing an IP send no server name), so it replaces them.
+	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: a.cfg.GetCertificate}
+	if cert != nil && a.cfg.GetCertificate == nil {
 		tlsCfg.Certificates = []tls.Certificate{*cert}
 	}
 	if a.cfg.ClientCAs != nil {
@@ -74,20 +77,37 @@ func selfSigned(host, name string) (*tls.Certificate, error) {
 	return &c, nil
 }
 
-// authenticate requires "Authorization: Bearer <token>" or a client
-// certificate signed by Config.ClientCAs (verified in the TLS handshake).
+// authenticate requires a client certificate signed by Config.ClientCAs
+// (verified in the TLS handshake) of an authorized client, or
+// "Authorization: Bearer <token>" when Config.Token is set. With neither
+// ClientCAs nor Token every request passes (tests, embeddings).
 func (a *Agent) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		verifiedCert := r.TLS != nil && len(r.TLS.VerifiedChains) > 0
-		if a.cfg.Token != "" && !verifiedCert {
+		switch {
+		case r.TLS != nil && len(r.TLS.VerifiedChains) > 0:
+			if user := r.TLS.VerifiedChains[0][0].Subject; !a.authorizedClient(user.CommonName, user.Organization) {
+				a.log.Debug("client certificate not authorized", "user", user.CommonName)
+				http.Error(w, fmt.Sprintf("Forbidden (user=%s, verb=%s, resource=nodes, subresource=proxy)", user.CommonName, strings.ToLower(r.Method)), http.StatusForbidden)
+				return
+			}
+		case a.cfg.Token != "":
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(a.cfg.Token)) != 1 {
 				http.Error(w, "Unauthorized", http.StatusUnauthorized)
 				return
 			}
+		case a.cfg.ClientCAs != nil:
+			http.Error(w, "Unauthorized", http.StatusUnauthorized)
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// authorizedClient: the API server's kubelet client (or another name in
+// AuthorizedClients) or a cluster admin; never another node.
+func (a *Agent) authorizedClient(user string, groups []string) bool {
+	return slices.Contains(a.cfg.AuthorizedClients, user) || slices.Contains(groups, "system:masters")
 }
 
 // podUID finds a pod the agent runs, or (for its logs) one bound to this

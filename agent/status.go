@@ -29,18 +29,21 @@ type statusInput struct {
 	spec *corev1.PodSpec
 	// old is the status the new one goes on from (conditions keep their
 	// lastTransitionTime); podStatus only reads it.
-	old       *corev1.PodStatus
-	rt        runtime.PodStatus
-	started   bool            // the runtime has the pod
-	ready     map[string]bool // readiness probe results by container; absent: no probe
-	terminal  bool            // the agent is terminating the pod (deletion, deadline, shutdown)
-	reason    string          // pod status reason for a terminal pod, e.g. DeadlineExceeded
-	message   string
-	shutdown  bool // node shutdown: add DisruptionTarget
-	hostIP    string
-	podIP     string
-	startTime metav1.Time
-	now       metav1.Time
+	old      *corev1.PodStatus
+	rt       runtime.PodStatus
+	started  bool            // the runtime has the pod
+	ready    map[string]bool // readiness probe results by container; absent: no probe
+	terminal bool            // the agent is terminating the pod (deletion, deadline, shutdown)
+	reason   string          // pod status reason for a terminal pod, e.g. DeadlineExceeded
+	message  string
+	// disruption, when set, is the message of a DisruptionTarget
+	// (TerminationByKubelet) condition: node shutdown, or containers lost
+	// with the previous agent process.
+	disruption string
+	hostIP     string
+	podIP      string
+	startTime  metav1.Time
+	now        metav1.Time
 }
 
 // podStatus computes the pod status the kubelet would write.
@@ -77,9 +80,9 @@ func podStatus(in statusInput) corev1.PodStatus {
 	if !hasCondition(old.Conditions, corev1.PodScheduled) {
 		conds = append(conds, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue})
 	}
-	if in.shutdown {
+	if in.disruption != "" {
 		conds = append(conds, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
-			Reason: reasonTerminationByKubelet, Message: messageNodeShutdown})
+			Reason: reasonTerminationByKubelet, Message: in.disruption})
 	}
 	st.Conditions = mergeConditions(old.Conditions, conds, in.now)
 	return st

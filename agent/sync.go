@@ -26,14 +26,20 @@ type podState struct {
 	terminating bool
 	reason      string // pod status reason once terminating (DeadlineExceeded, Terminated)
 	message     string
-	shutdown    bool
-	written     *corev1.PodStatus // last status written
-	writtenRV   string            // the pod's resourceVersion after that write
-	deleting    bool
-	prober      *prober
+	// disruption: the message of the DisruptionTarget condition
+	// (TerminationByKubelet) of a pod ended by a node shutdown or lost
+	// with the previous agent process; "" for none.
+	disruption string
+	written    *corev1.PodStatus // last status written
+	writtenRV  string            // the pod's resourceVersion after that write
+	deleting   bool
+	prober     *prober
 	// heldSince: when the pod's first status was held back (see
 	// holdFirstStatus); zero until then.
 	heldSince time.Time
+	// restarts: the pod's containers' restarts when its work-queue leases
+	// were last returned (see Agent.queueRestarts).
+	restarts int32
 	// recorded: the container attempts (results.Attempt.Key) whose
 	// results this process has written; only the pod's worker uses it.
 	recorded map[string]bool
@@ -99,6 +105,7 @@ func (a *Agent) forget(key string, grace time.Duration) {
 		return
 	}
 	st.prober.stop()
+	a.queues.PodEnded(context.Background(), st.uid)
 	a.cfg.PodIPs.Release(st.uid)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), grace+10*time.Second)
@@ -131,7 +138,7 @@ func (a *Agent) syncNewPod(ctx context.Context, pod *corev1.Pod) error {
 			return fmt.Errorf("allocate IP for pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
 	}
-	st := &podState{uid: pod.UID, ns: pod.Namespace, name: pod.Name, podIP: ip,
+	st := &podState{uid: pod.UID, ns: pod.Namespace, name: pod.Name, podIP: ip, restarts: restartSum(pod.Status.ContainerStatuses),
 		hostname: pod.Spec.Hostname, subdomain: pod.Spec.Subdomain, startTime: truncNow(a.cfg.Clock.Now())}
 	if st.hostname == "" {
 		st.hostname = pod.Name
@@ -158,14 +165,22 @@ func (a *Agent) syncNewPod(ctx context.Context, pod *corev1.Pod) error {
 	run.Status.PodIP, run.Status.PodIPs = ip, []corev1.PodIP{{IP: ip}}
 	run.Status.HostIP, run.Status.HostIPs = a.cfg.ListenAddress, []corev1.HostIP{{IP: a.cfg.ListenAddress}}
 	run.Status.StartTime = &st.startTime
+	if err := a.prepareWorkQueue(ctx, &run); err != nil {
+		a.forget(key, 0)
+		return err
+	}
 	adopted, err := a.adopt(ctx, &run)
 	if err != nil {
 		a.forget(key, 0)
 		return err
 	}
 	if !adopted {
-		if rec := a.recover(&run); rec.initStatuses != nil || rec.statuses != nil {
+		rec := a.recover(&run)
+		if rec.initStatuses != nil || rec.statuses != nil {
 			run.Status.InitContainerStatuses, run.Status.ContainerStatuses = rec.initStatuses, rec.statuses
+		}
+		if rec.action == recoverFail {
+			st.disruption = messageLostWithAgent
 		}
 		if err := a.cfg.Runtime.StartPod(ctx, &run, &resolver{a: a}); err != nil {
 			a.recorder.Eventf(&run, corev1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
@@ -252,14 +267,18 @@ func (a *Agent) syncStartedPod(ctx context.Context, pod *corev1.Pod, st *podStat
 		return nil
 	}
 	if !st.terminating && !rs.Done && a.isShuttingDown() {
-		st.shutdown = true
+		st.disruption = messageNodeShutdown
 		st.reason, st.message = reasonNodeShutdown, messageNodeShutdown
 		a.terminate(st, min(podGrace(pod), a.cfg.ShutdownGracePeriod))
 	}
+	a.queueRestarts(ctx, pod, st, rs)
 	if err := a.writeStatus(ctx, pod, st, rs); err != nil {
 		return err
 	}
 	if finished(st) {
+		// Its leases go back to the queue and its queue API stops before
+		// the IP can serve another pod.
+		a.queues.PodEnded(ctx, st.uid)
 		// As the kubelet tears down a terminated pod's network, its IP
 		// returns to the pool (status.podIP stays as written).
 		a.cfg.PodIPs.Release(st.uid)
@@ -318,7 +337,7 @@ func (a *Agent) writeStatus(ctx context.Context, pod *corev1.Pod, st *podState, 
 		old = &withOthers
 	}
 	in := statusInput{spec: &pod.Spec, old: old, rt: rs, started: true, ready: st.prober.results(), terminal: st.terminating,
-		reason: st.reason, message: st.message, shutdown: st.shutdown, hostIP: a.cfg.ListenAddress,
+		reason: st.reason, message: st.message, disruption: st.disruption, hostIP: a.cfg.ListenAddress,
 		podIP: st.podIP, startTime: st.startTime, now: truncNow(a.cfg.Clock.Now())}
 	next := podStatus(in)
 	prev := st.written

@@ -2,70 +2,14 @@ package apiserver
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"github.com/batchlet/batchlet/apiserver/query"
 	"net/http"
-	"reflect"
-	"sync"
 
+	"github.com/batchlet/batchlet/apiserver/patch"
+	"github.com/batchlet/batchlet/apiserver/query"
 	"github.com/batchlet/batchlet/apiserver/registry"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/managedfields"
-	"k8s.io/client-go/applyconfigurations"
-	"sigs.k8s.io/yaml"
 )
-
-// fieldManagers builds and caches one server-side-apply field manager per
-// resource and subresource.
-type fieldManagers struct {
-	mu       sync.Mutex
-	scheme   *runtime.Scheme
-	builtin  managedfields.TypeConverter
-	managers map[string]*managedfields.FieldManager
-}
-
-func newFieldManagers(scheme *runtime.Scheme) *fieldManagers {
-	return &fieldManagers{scheme: scheme, managers: map[string]*managedfields.FieldManager{}}
-}
-
-func (f *fieldManagers) get(res *registry.Resource, sub string) (*managedfields.FieldManager, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	key := res.GVR.String() + "/" + sub
-	if m, ok := f.managers[key]; ok {
-		return m, nil
-	}
-	gvk := res.GVK()
-	var m *managedfields.FieldManager
-	var err error
-	if res.CustomResource {
-		// No structural type information yet: deduced from the objects,
-		// which are unstructured and converted between versions by
-		// rewriting apiVersion (conversion strategy None).
-		m, err = managedfields.NewDefaultCRDFieldManager(managedfields.NewDeducedTypeConverter(), unstructuredConverter{}, f.scheme, unstructuredConverter{}, gvk, gvk.GroupVersion(), sub, nil)
-	} else if res.GVR.Group == "jobset.x-k8s.io" || res.GVR.Group == apiextensionsv1.GroupName {
-		// The jobset module ships no structural schema, and client-go's
-		// schema has no apiextensions types: deduce types from the
-		// objects, as for a CRD without a schema.
-		m, err = managedfields.NewDefaultCRDFieldManager(managedfields.NewDeducedTypeConverter(), f.scheme, f.scheme, f.scheme, gvk, gvk.GroupVersion(), sub, nil)
-	} else {
-		if f.builtin == nil {
-			f.builtin = applyconfigurations.NewTypeConverter(f.scheme)
-		}
-		m, err = managedfields.NewDefaultFieldManager(f.builtin, f.scheme, f.scheme, f.scheme, gvk, gvk.GroupVersion(), sub, nil)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("field manager for %s: %w", key, err)
-	}
-	f.managers[key] = m
-	return m, nil
-}
 
 // handleApply serves application/apply-patch+yaml (server-side apply):
 // merge the applied configuration into the live object with managed-field
@@ -81,7 +25,12 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, info reques
 	force := query.Bool(q, "force")
 	// The field manager records the Apply itself; no extra Update entry.
 	r = r.WithContext(context.WithValue(r.Context(), ctxFieldManager, ""))
-	applied, err := s.readApplied(r, res.GVK(), info.Name)
+	body, err := s.readBody(r)
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	applied, err := patch.ParseApply(body, res.GVK(), info.Name)
 	if err != nil {
 		s.writeError(w, err)
 		return
@@ -96,20 +45,8 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, info reques
 	if mode == modeStatus {
 		sub = "status"
 	}
-	fm, err := s.fieldManagers.get(res, sub)
-	if err != nil {
-		s.writeError(w, apierrors.NewInternalError(err))
-		return
-	}
 	apply := func(live runtime.Object) (runtime.Object, error) {
-		out, err := fm.Apply(live, applied.DeepCopy(), manager, force)
-		if err != nil {
-			if apierrors.IsConflict(err) {
-				return nil, err
-			}
-			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "patch", res.GroupResource(), info.Name, err.Error(), 0, false)
-		}
-		return s.typed(res, out)
+		return s.fieldManagers.Apply(res, sub, live, applied, manager, force)
 	}
 	out, err := s.updateObject(r.Context(), res, info.Namespace, info.Name, mode, isDryRun(r), func(cur runtime.Object) (runtime.Object, error) {
 		obj, err := apply(cur)
@@ -147,92 +84,6 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, info reques
 	s.writeObject(w, r, res, http.StatusOK, out)
 }
 
-// readApplied decodes an apply body (YAML or JSON) and checks it names the
-// right kind and object.
-func (s *Server) readApplied(r *http.Request, gvk schema.GroupVersionKind, name string) (*unstructured.Unstructured, error) {
-	data, err := s.readBody(r)
-	if err != nil {
-		return nil, err
-	}
-	j, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
-	}
-	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(j, &u.Object); err != nil || u.Object == nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding apply patch: %v", err))
-	}
-	if u.GroupVersionKind() != gvk {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version and kind in the data (%s, %s) do not match the expected %s, %s",
-			u.GetAPIVersion(), u.GetKind(), gvk.GroupVersion(), gvk.Kind))
-	}
-	if u.GetName() != name {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", u.GetName(), name))
-	}
-	if len(u.GetManagedFields()) > 0 {
-		return nil, apierrors.NewBadRequest("metadata.managedFields must be nil")
-	}
-	return u, nil
-}
-
-// typed converts a field manager result to the resource's Go type.
-func (s *Server) typed(res *registry.Resource, obj runtime.Object) (runtime.Object, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return obj, nil
-	}
-	out := res.New()
-	if res.PruneRaw != nil {
-		res.PruneRaw(u.Object)
-	}
-	if res.DefaultRaw != nil {
-		res.DefaultRaw(u.Object)
-	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, out); err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
-	}
-	out.GetObjectKind().SetGroupVersionKind(res.GVK())
-	return out, nil
-}
-
-// unstructuredConverter creates and converts custom resources, which are
-// unstructured and change version by changing apiVersion alone.
-type unstructuredConverter struct{}
-
-func (unstructuredConverter) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvk)
-	return u, nil
-}
-
-func (unstructuredConverter) Convert(in, out, _ interface{}) error {
-	src, ok1 := in.(*unstructured.Unstructured)
-	dst, ok2 := out.(*unstructured.Unstructured)
-	if !ok1 || !ok2 {
-		return fmt.Errorf("cannot convert %T to %T", in, out)
-	}
-	dst.Object = src.DeepCopy().Object
-	return nil
-}
-
-func (unstructuredConverter) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
-	u, ok := in.(*unstructured.Unstructured)
-	if !ok {
-		return nil, fmt.Errorf("cannot convert %T", in)
-	}
-	gvk, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{u.GroupVersionKind()})
-	if !ok {
-		return nil, fmt.Errorf("cannot convert %s to %v", u.GroupVersionKind(), target)
-	}
-	out := u.DeepCopy()
-	out.SetGroupVersionKind(gvk)
-	return out, nil
-}
-
-func (unstructuredConverter) ConvertFieldLabel(_ schema.GroupVersionKind, label, value string) (string, string, error) {
-	return label, value, nil
-}
-
 // withFieldManager carries a request's fieldManager to the write path.
 func withFieldManager(ctx context.Context, r *http.Request) context.Context {
 	if m := r.URL.Query().Get("fieldManager"); m != "" {
@@ -253,29 +104,5 @@ func (s *Server) trackManager(ctx context.Context, res *registry.Resource, statu
 	if status {
 		sub = "status"
 	}
-	fm, err := s.fieldManagers.get(res, sub)
-	if err != nil {
-		return obj
-	}
-	out := fm.UpdateNoErrors(cur, obj, manager)
-	typed, err := s.typed(res, out)
-	if err != nil {
-		return obj
-	}
-	return typed
-}
-
-// keepManagedFields gives an update that sends no managedFields the current
-// ones, as kube-apiserver's field manager does: controllers write back
-// objects read from informers (batchlet's local ones drop managedFields),
-// which must not wipe what server-side apply recorded. A list holding one
-// empty entry clears them, as upstream documents.
-func keepManagedFields(cur, obj runtime.Object) {
-	m := accessor(obj)
-	switch mf := m.GetManagedFields(); {
-	case len(mf) == 0:
-		m.SetManagedFields(accessor(cur).GetManagedFields())
-	case len(mf) == 1 && reflect.DeepEqual(mf[0], metav1.ManagedFieldsEntry{}):
-		m.SetManagedFields(nil)
-	}
+	return s.fieldManagers.Update(res, sub, cur, obj, manager)
 }

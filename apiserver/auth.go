@@ -78,11 +78,17 @@ func (AllowAll) RulesFor(context.Context, authenticationv1.UserInfo, string) aut
 	}
 }
 
-// authenticate returns the user of an in-process request or of a valid
-// bearer token.
+// authenticate returns the user of an in-process request, of a client
+// certificate signed by the server's CA, or of a valid bearer token (the
+// Authenticator's, a bootstrap token, a service-account token).
 func (s *Server) authenticate(r *http.Request) (authenticationv1.UserInfo, bool) {
 	if r.Context().Value(ctxInProcess) != nil {
 		return loopbackUser(), true
+	}
+	// A client certificate comes first, as kube-apiserver's union of
+	// authenticators orders x509 before tokens.
+	if u, ok := x509User(r.TLS); ok {
+		return u, true
 	}
 	auth := r.Header.Get("Authorization")
 	const prefix = "Bearer "
@@ -94,6 +100,9 @@ func (s *Server) authenticate(r *http.Request) (authenticationv1.UserInfo, bool)
 		if u, ok := s.cfg.Authenticator.AuthenticateToken(token); ok {
 			return u, true
 		}
+	}
+	if u, ok := s.authenticateBootstrapToken(r.Context(), token); ok {
+		return u, true
 	}
 	return s.authenticateServiceAccount(r.Context(), token)
 }
@@ -142,7 +151,7 @@ func (s *Server) authorizeResource(ctx context.Context, info requestInfo) error 
 
 func (s *Server) authorizer() Authorizer {
 	if s.cfg.RBAC {
-		return rbac.New(rbacSource{s})
+		return nodeAuthorizer{next: rbac.New(rbacSource{s}), graph: storeGraph{s}}
 	}
 	if s.cfg.Authorizer == nil {
 		return AllowAll{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	"net/http"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
@@ -37,6 +38,9 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, info reque
 		}
 	} else {
 		m.SetNamespace("")
+	}
+	if csr, ok := obj.(*certificatesv1.CertificateSigningRequest); ok {
+		stampRequester(csr, userOf(r.Context()))
 	}
 	out, err := s.createObject(r.Context(), res, obj, isDryRun(r))
 	if err != nil {
@@ -114,7 +118,7 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 		return nil, apierrors.NewInternalError(err)
 	}
 	for attempt := 0; ; attempt++ {
-		rev, err := s.createHandingOver(ctx, objectKey(res, m.GetNamespace(), m.GetName()), data)
+		rev, err := s.store.CreateOwned(ctx, objectKey(res, m.GetNamespace(), m.GetName()), data)
 		if errors.Is(err, storage.ErrExists) && generated && attempt < 8 {
 			m.SetName(m.GetGenerateName() + utilrand.String(5))
 			if data, err = encodeForStorage(res, obj); err != nil {

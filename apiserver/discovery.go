@@ -20,10 +20,6 @@ func (s *Server) serveVersion(w http.ResponseWriter) {
 	})
 }
 
-// extraGroups are served for discovery only: policy/v1 tells kubectl drain
-// that the eviction subresource exists.
-var extraGroups = []string{}
-
 // apiGroups returns the served API groups (core excluded) in discovery
 // order, each with its versions, the preferred (highest by Kubernetes'
 // version ordering, as for CRDs upstream) first.
@@ -43,9 +39,6 @@ func (s *Server) apiGroups() []metav1.APIGroup {
 		if r.GVR.Group != "" {
 			add(r.GroupVersion().String())
 		}
-	}
-	for _, gv := range extraGroups {
-		add(gv)
 	}
 	out := make([]metav1.APIGroup, 0, len(order))
 	for _, group := range order {
@@ -134,10 +127,7 @@ func (s *Server) resourceList(group, ver string) *metav1.APIResourceList {
 	}
 	sort.Slice(res, func(i, j int) bool { return res[i].GVR.Resource < res[j].GVR.Resource })
 	for _, r := range res {
-		verbs := r.Verbs
-		if verbs == nil {
-			verbs = registry.DefaultVerbs
-		}
+		verbs := r.ServedVerbs()
 		list.APIResources = append(list.APIResources, metav1.APIResource{
 			Name: r.GVR.Resource, SingularName: r.Singular, Namespaced: r.Namespaced, Kind: r.Kind,
 			Verbs: verbs, ShortNames: r.ShortNames, Categories: r.Categories,
@@ -149,27 +139,13 @@ func (s *Server) resourceList(group, ver string) *metav1.APIResourceList {
 	return list
 }
 
+// subresourceInfo is the discovery entry of a subresource, as the registry
+// describes it (the OpenAPI documents are built from the same description).
 func subresourceInfo(r *registry.Resource, sub string) metav1.APIResource {
-	a := metav1.APIResource{Name: r.GVR.Resource + "/" + sub, Namespaced: r.Namespaced, Kind: r.Kind}
-	switch sub {
-	case "status":
-		a.Verbs = []string{"get", "patch", "update"}
-	case "finalize":
-		a.Verbs = []string{"update"}
-	case "binding":
-		a.Kind, a.Verbs = "Binding", []string{"create"}
-	case "eviction":
-		a.Group, a.Version, a.Kind, a.Verbs = "policy", "v1", "Eviction", []string{"create"}
-	case "token":
-		a.Group, a.Version, a.Kind, a.Verbs = "authentication.k8s.io", "v1", "TokenRequest", []string{"create"}
-	case "log":
-		a.Verbs = []string{"get"}
-	case "exec":
-		a.Kind, a.Verbs = "PodExecOptions", []string{"create", "get"}
-	case "attach":
-		a.Kind, a.Verbs = "PodAttachOptions", []string{"create", "get"}
-	case "proxy":
-		a.Kind, a.Verbs = "NodeProxyOptions", []string{"create", "delete", "get", "patch", "update"}
+	d := r.Subresource(sub)
+	a := metav1.APIResource{Name: r.GVR.Resource + "/" + sub, Namespaced: r.Namespaced, Kind: d.GVK.Kind, Verbs: d.Verbs}
+	if d.GVK.GroupVersion() != r.GroupVersion() {
+		a.Group, a.Version = d.GVK.Group, d.GVK.Version
 	}
 	return a
 }

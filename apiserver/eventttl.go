@@ -2,88 +2,46 @@ package apiserver
 
 import (
 	"context"
-	"time"
 
-	"github.com/batchlet/batchlet/apiserver/registry"
+	"github.com/batchlet/batchlet/apiserver/eventttl"
 	"github.com/batchlet/batchlet/storage"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// runEventTTL deletes events not written for EventTTL, as kube-apiserver's
-// event leases do, checking once a minute (or every EventTTL if shorter).
-func (s *Server) runEventTTL(ctx context.Context) {
-	if s.cfg.EventTTL < 0 {
-		return
+// eventStore gives the event expiry loop the stored events, decoded, and
+// deletes through the server's delete path (watchers see the deletion).
+type eventStore struct{ s *Server }
+
+var _ eventttl.Store = eventStore{}
+
+func (e eventStore) Events(ctx context.Context, after string, limit int) ([]*corev1.Event, string, error) {
+	res := e.s.resource("", "v1", "events")
+	page, err := e.s.store.List(ctx, keyPrefix(res, ""), storage.ListOptions{Limit: int64(limit), After: after})
+	if err != nil {
+		return nil, "", err
 	}
-	every := time.Minute
-	if s.cfg.EventTTL < every {
-		every = s.cfg.EventTTL
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.clock.After(every):
+	events := make([]*corev1.Event, 0, len(page.Items))
+	for _, kv := range page.Items {
+		ev := &corev1.Event{}
+		if err := decodeValue(kv.Value, ev); err != nil {
+			e.s.log.Warn("decode event for expiry", "key", kv.Key, "err", err)
+			continue
 		}
-		s.expireEvents(ctx)
+		events = append(events, ev)
 	}
+	next := ""
+	if page.More && len(page.Items) > 0 {
+		next = page.Items[len(page.Items)-1].Key
+	}
+	return events, next, nil
 }
 
-// eventTTLPage is how many stored events one expiry step reads at a time.
-const eventTTLPage = 500
-
-// expireEvents deletes the events last written before the TTL, reading the
-// store a page at a time and decoding only each event's times and name.
-func (s *Server) expireEvents(ctx context.Context) {
-	res := s.resource("", "v1", "events")
-	prefix := keyPrefix(res, "")
-	cutoff := s.clock.Now().Add(-s.cfg.EventTTL)
-	opts := storage.ListOptions{Limit: eventTTLPage}
-	for {
-		page, err := s.store.List(ctx, prefix, opts)
-		if err != nil {
-			s.log.Warn("list events for expiry", "err", err)
-			return
-		}
-		for _, kv := range page.Items {
-			opts.After = kv.Key
-			s.expireEvent(ctx, res, kv, cutoff)
-		}
-		if !page.More || len(page.Items) == 0 {
-			return
-		}
+func (e eventStore) Delete(ctx context.Context, namespace, name string) error {
+	res := e.s.resource("", "v1", "events")
+	if _, _, err := e.s.deleteObject(ctx, res, namespace, name, &metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return err
 	}
-}
-
-// expireEvent deletes the stored event kv if it was last written before
-// cutoff.
-func (s *Server) expireEvent(ctx context.Context, res *registry.Resource, kv storage.KeyValue, cutoff time.Time) {
-	ev := &corev1.Event{}
-	if err := decodeValue(kv.Value, ev); err != nil {
-		s.log.Warn("decode event for expiry", "key", kv.Key, "err", err)
-		return
-	}
-	if !eventLastWrite(ev).Before(cutoff) {
-		return
-	}
-	ns, name := ev.Namespace, ev.Name
-	if _, _, err := s.deleteObject(ctx, res, ns, name, &metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		s.log.Warn("expire event", "namespace", ns, "name", name, "err", err)
-	}
-}
-
-// eventLastWrite is the latest time an event records.
-func eventLastWrite(ev *corev1.Event) time.Time {
-	t := ev.CreationTimestamp.Time
-	for _, c := range []time.Time{ev.LastTimestamp.Time, ev.EventTime.Time} {
-		if c.After(t) {
-			t = c
-		}
-	}
-	if ev.Series != nil && ev.Series.LastObservedTime.After(t) {
-		t = ev.Series.LastObservedTime.Time
-	}
-	return t
+	return nil
 }

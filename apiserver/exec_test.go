@@ -36,6 +36,7 @@ func TestExecUpgradeIsProxied(t *testing.T) {
 	port, _ := strconv.Atoi(u.Port())
 	e := newTestEnv(t)
 	e.srv.cfg.NodeProxyToken = "node-token"
+	e.trustAgent(agent)
 	node, err := e.client.CoreV1().Nodes().Create(e.ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)

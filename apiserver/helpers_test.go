@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"crypto/x509"
 	"net/http/httptest"
 	"testing"
 
@@ -79,4 +80,12 @@ func testPod(name, node string) *corev1.Pod {
 
 func newClientFor(s *Server) (kubernetes.Interface, error) {
 	return kubernetes.NewForConfig(s.InProcessConfig())
+}
+
+// trustAgent makes the server's node transport verify the test agent's
+// certificate, as a real server verifies agents against its CA.
+func (e *testEnv) trustAgent(agent *httptest.Server) {
+	pool := x509.NewCertPool()
+	pool.AddCert(agent.Certificate())
+	e.srv.nodeTransport.TLSClientConfig.RootCAs = pool
 }

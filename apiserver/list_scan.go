@@ -16,42 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// valueVisitor is a store that walks a list handing each key and value to
-// a callback instead of copying them all out (storage/bolt's Visit; kv's
-// Key is left empty): a list answered from the entry cache then copies only
-// what it misses.
-type valueVisitor interface {
-	Visit(ctx context.Context, prefix string, opts storage.ListOptions, visit func(key []byte, kv storage.KeyValue) (stop bool, err error)) (storage.ListResult, error)
-}
-
-// visitStored walks the keys under prefix like valueVisitor.Visit, over any
-// store: one without Visit is listed and its copies handed over.
-func (s *Server) visitStored(ctx context.Context, prefix string, opts storage.ListOptions, visit func([]byte, storage.KeyValue) (bool, error)) (storage.ListResult, error) {
-	if v, ok := s.store.(valueVisitor); ok {
-		return v.Visit(ctx, prefix, opts, visit)
-	}
-	page, err := s.store.List(ctx, prefix, opts)
-	if err != nil {
-		return page, err
-	}
-	res := storage.ListResult{Revision: page.Revision, More: page.More, Remaining: page.Remaining}
-	for i, kv := range page.Items {
-		stop, err := visit([]byte(kv.Key), kv)
-		if err != nil {
-			return res, err
-		}
-		if stop {
-			left := int64(len(page.Items) - 1 - i)
-			res.More = page.More || left > 0
-			if page.Remaining >= 0 {
-				res.Remaining = page.Remaining + left
-			}
-			break
-		}
-	}
-	return res, nil
-}
-
 // listScan answers one list request: the stored versions of res under a
 // prefix that pass f, in key order, within limit, continue and
 // resourceVersion. With entries it collects each match's cached entry,
@@ -118,7 +82,7 @@ func (sc *listScan) run(ctx context.Context, prefix string, opts storage.ListOpt
 	for {
 		start := len(sc.items)
 		var last string // the key the walk stopped at
-		page, err := sc.s.visitStored(ctx, prefix, opts, func(key []byte, kv storage.KeyValue) (bool, error) {
+		page, err := sc.s.store.Visit(ctx, prefix, opts, func(key []byte, kv storage.KeyValue) (bool, error) {
 			sc.consider(key, kv)
 			stop := sc.limit > 0 && int64(len(sc.items)) >= sc.limit
 			if stop {

@@ -77,7 +77,7 @@ func (s *Server) streamList(w http.ResponseWriter, r *http.Request, res *registr
 // walkInto walks the store at opts into q, in batches.
 func (sc *listScan) walkInto(ctx context.Context, q *candidateQueue, prefix string, opts storage.ListOptions) {
 	sc.items = make([]listItem, 0, firstStreamBatch)
-	_, err := sc.s.visitStored(ctx, prefix, opts, func(key []byte, kv storage.KeyValue) (bool, error) {
+	_, err := sc.s.store.Visit(ctx, prefix, opts, func(key []byte, kv storage.KeyValue) (bool, error) {
 		sc.consider(key, kv)
 		if len(sc.items) == cap(sc.items) {
 			q.push(sc.items)

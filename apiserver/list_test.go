@@ -168,7 +168,9 @@ func TestEventsExpire(t *testing.T) {
 	fake.Step(50 * time.Minute)
 	mk("new")
 	fake.Step(20 * time.Minute)
-	e.srv.expireEvents(e.ctx)
+	if err := e.srv.eventExpirer().ExpireOnce(e.ctx); err != nil {
+		t.Fatal(err)
+	}
 	l, err := e.client.CoreV1().Events("default").List(e.ctx, metav1.ListOptions{})
 	if err != nil || len(l.Items) != 1 || l.Items[0].Name != "new" {
 		t.Fatalf("events left: %v %v", l, err)

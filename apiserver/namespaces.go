@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"time"
+	"strconv"
 
+	"github.com/batchlet/batchlet/apiserver/nslifecycle"
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/storage"
 	corev1 "k8s.io/api/core/v1"
@@ -44,8 +45,8 @@ func (s *Server) ensureDefaultServiceAccount(ctx context.Context, namespace stri
 	}
 }
 
-// markNamespaceDeleting moves a namespace to Terminating; the namespace loop
-// empties and removes it.
+// markNamespaceDeleting moves a namespace to Terminating; the namespace
+// lifecycle loop (package nslifecycle) empties and removes it.
 func (s *Server) markNamespaceDeleting(ctx context.Context, res *registry.Resource, obj runtime.Object, kv storage.KeyValue, opts *metav1.DeleteOptions) (runtime.Object, error) {
 	ns := obj.(*corev1.Namespace)
 	if ns.DeletionTimestamp == nil {
@@ -66,120 +67,94 @@ func (s *Server) markNamespaceDeleting(ctx context.Context, res *registry.Resour
 	if _, err = s.written(res, ns, rev, err); err != nil {
 		return nil, err
 	}
-	s.wakeNamespaces()
+	s.namespaces.Wake()
 	return ns, nil
 }
 
-func (s *Server) wakeNamespaces() {
-	select {
-	case s.nsWake <- struct{}{}:
-	default:
-	}
-}
+// namespaceStore gives the namespace lifecycle loop the server's storage:
+// content is listed and deleted through the server's own paths (watchers
+// see every deletion, finalizers and graceful deletion apply), the
+// namespace itself is written raw, past its strategy.
+type namespaceStore struct{ s *Server }
 
-// runNamespaceLoop finishes terminating namespaces until ctx ends.
-func (s *Server) runNamespaceLoop(ctx context.Context) {
-	t := time.NewTicker(s.cfg.NamespaceSyncInterval)
-	defer t.Stop()
-	for {
-		s.syncTerminatingNamespaces(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-s.nsWake:
-		}
-	}
-}
+var _ nslifecycle.Store = namespaceStore{}
 
-func (s *Server) syncTerminatingNamespaces(ctx context.Context) {
-	nsRes := s.resource("", "v1", "namespaces")
-	everything := &filter{res: nsRes, labels: labels.Everything(), fields: fields.Everything()}
-	lr, err := s.listObjects(ctx, nsRes, "", everything, 0, "", "", "")
+func (n namespaceStore) nsRes() *registry.Resource { return n.s.resource("", "v1", "namespaces") }
+
+func (n namespaceStore) Namespaces(ctx context.Context) ([]*corev1.Namespace, error) {
+	res := n.nsRes()
+	everything := &filter{res: res, labels: labels.Everything(), fields: fields.Everything()}
+	lr, err := n.s.listObjects(ctx, res, "", everything, 0, "", "", "")
 	if err != nil {
-		s.log.Warn("list namespaces", "err", err)
-		return
+		return nil, err
 	}
+	out := make([]*corev1.Namespace, 0, len(lr.items))
 	for _, obj := range lr.items {
-		ns := obj.(*corev1.Namespace)
-		if ns.DeletionTimestamp == nil {
-			continue
-		}
-		if len(ns.Spec.Finalizers) == 0 {
-			// Finalized (through the finalize subresource): remove it.
-			if err := s.removeNamespace(ctx, ns.Name); err != nil {
-				s.log.Warn("remove finalized namespace", "namespace", ns.Name, "err", err)
-			}
-			continue
-		}
-		if err := s.finishNamespace(ctx, ns.Name); err != nil {
-			s.log.Warn("finish namespace deletion", "namespace", ns.Name, "err", err)
-		}
+		out = append(out, obj.(*corev1.Namespace))
 	}
+	return out, nil
 }
 
-// finishNamespace deletes everything in a terminating namespace and removes
-// the namespace once it is empty.
-func (s *Server) finishNamespace(ctx context.Context, name string) error {
-	remaining := 0
+func (n namespaceStore) Namespace(ctx context.Context, name string) (*corev1.Namespace, error) {
+	obj, _, err := n.s.getObject(ctx, n.nsRes(), "", name)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.Namespace), nil
+}
+
+// Resources skips the resources stored as another's (events.k8s.io events
+// are core events): their objects go with that one.
+func (n namespaceStore) Resources() []*registry.Resource {
+	var out []*registry.Resource
+	for _, res := range n.s.served.list() {
+		if res.Namespaced && res.StorageResource == "" {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+func (n namespaceStore) Objects(ctx context.Context, res *registry.Resource, namespace string) ([]metav1.Object, error) {
+	everything := &filter{res: res, labels: labels.Everything(), fields: fields.Everything()}
+	lr, err := n.s.listObjects(ctx, res, namespace, everything, 0, "", "", "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]metav1.Object, 0, len(lr.items))
+	for _, obj := range lr.items {
+		out = append(out, accessor(obj))
+	}
+	return out, nil
+}
+
+func (n namespaceStore) Delete(ctx context.Context, res *registry.Resource, namespace, name string) (bool, error) {
 	bg := metav1.DeletePropagationBackground
-	for _, res := range s.served.list() {
-		if !res.Namespaced || res.StorageResource != "" {
-			continue
-		}
-		everything := &filter{res: res, labels: labels.Everything(), fields: fields.Everything()}
-		lr, err := s.listObjects(ctx, res, name, everything, 0, "", "", "")
-		if err != nil {
-			return fmt.Errorf("list %s: %w", res.GVR.Resource, err)
-		}
-		for _, obj := range lr.items {
-			if accessor(obj).GetDeletionTimestamp() != nil {
-				remaining++
-				continue
-			}
-			_, deleted, err := s.deleteObject(ctx, res, name, accessor(obj).GetName(), &metav1.DeleteOptions{PropagationPolicy: &bg})
-			if err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("delete %s %s: %w", res.GVR.Resource, accessor(obj).GetName(), err)
-			}
-			if err == nil && !deleted {
-				remaining++
-			}
-		}
-	}
-	if remaining > 0 {
-		return nil
-	}
-	return s.removeNamespace(ctx, name)
+	_, gone, err := n.s.deleteObject(ctx, res, namespace, name, &metav1.DeleteOptions{PropagationPolicy: &bg})
+	return gone, err
 }
 
-// removeNamespace drops the kubernetes finalizer of an emptied namespace and
-// deletes it when no metadata finalizers remain.
-func (s *Server) removeNamespace(ctx context.Context, name string) error {
-	nsRes := s.resource("", "v1", "namespaces")
-	obj, kv, err := s.getObject(ctx, nsRes, "", name)
-	if apierrors.IsNotFound(err) {
-		return nil
+func (n namespaceStore) Write(ctx context.Context, ns *corev1.Namespace) error {
+	res := n.nsRes()
+	rev, err := strconv.ParseInt(ns.ResourceVersion, 10, 64)
+	if err != nil {
+		return fmt.Errorf("namespace %s: resourceVersion %q: %w", ns.Name, ns.ResourceVersion, err)
 	}
+	data, err := encodeForStorage(res, ns)
 	if err != nil {
 		return err
 	}
-	ns := obj.(*corev1.Namespace)
-	if len(ns.Finalizers) == 0 {
-		if _, _, err := s.store.Delete(ctx, kv.Key, kv.ModRevision); err != nil && err != storage.ErrNotFound {
-			return fmt.Errorf("delete namespace %s: %w", name, err)
-		}
-		return nil
-	}
-	if len(ns.Spec.Finalizers) == 0 {
-		return nil
-	}
-	ns.Spec.Finalizers = nil
-	data, err := encodeForStorage(nsRes, ns)
+	_, err = n.s.store.Update(ctx, objectKey(res, "", ns.Name), data, rev)
+	return err
+}
+
+func (n namespaceStore) Remove(ctx context.Context, ns *corev1.Namespace) error {
+	rev, err := strconv.ParseInt(ns.ResourceVersion, 10, 64)
 	if err != nil {
-		return err
+		return fmt.Errorf("namespace %s: resourceVersion %q: %w", ns.Name, ns.ResourceVersion, err)
 	}
-	if _, err := s.store.Update(ctx, kv.Key, data, kv.ModRevision); err != nil {
-		return fmt.Errorf("update namespace %s: %w", name, err)
+	if _, _, err := n.s.store.Delete(ctx, objectKey(n.nsRes(), "", ns.Name), rev); err != nil && err != storage.ErrNotFound {
+		return err
 	}
 	return nil
 }
@@ -202,6 +177,6 @@ func (s *Server) handleFinalize(w http.ResponseWriter, r *http.Request, info req
 		s.writeError(w, err)
 		return
 	}
-	s.wakeNamespaces()
+	s.namespaces.Wake()
 	s.writeObject(w, r, info.Res, http.StatusOK, out)
 }

@@ -66,7 +66,7 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info r
 	switch {
 	case info.Subresource == "finalize" && r.Method == http.MethodPut:
 		s.handleFinalize(w, r, info)
-	case info.Subresource == "status":
+	case info.Subresource == "status" || info.Subresource == "approval":
 		switch info.Verb {
 		case "get":
 			s.handleGet(w, r, info)
@@ -110,7 +110,7 @@ func (s *Server) getObject(ctx context.Context, res *registry.Resource, namespac
 // getShared reads one object as getObject does, returning the shared
 // decoded copy of its version (the one watches decoded): read-only.
 func (s *Server) getShared(ctx context.Context, res *registry.Resource, namespace, name string) (runtime.Object, storage.KeyValue, error) {
-	kv, err := s.getReadOnly(ctx, objectKey(res, namespace, name)) // kv.Value is only decoded and compared
+	kv, err := s.store.GetShared(ctx, objectKey(res, namespace, name)) // kv.Value is only decoded and compared
 	if err != nil {
 		return nil, kv, s.storageError(err, res, name)
 	}

@@ -6,6 +6,7 @@ package apiserver
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -13,7 +14,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/eventttl"
 	"github.com/batchlet/batchlet/apiserver/ipalloc"
+	"github.com/batchlet/batchlet/apiserver/nslifecycle"
+	"github.com/batchlet/batchlet/apiserver/patch"
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/apiserver/satoken"
 	"github.com/batchlet/batchlet/storage"
@@ -60,11 +64,15 @@ type Config struct {
 	RBAC bool
 	// MaxRequestBodyBytes caps request bodies (DefaultMaxRequestBodyBytes if 0).
 	MaxRequestBodyBytes int64
-	// NodeProxyToken is sent as a bearer token to node agents when proxying
-	// pods/log and pods/exec.
+	// NodeProxyToken, when set, is sent as a bearer token to node agents
+	// when proxying pods/log and pods/exec.
 	NodeProxyToken string
-	Clock          clock.Clock
-	Logger         *slog.Logger
+	// NodeTLS is the TLS configuration towards node agents: RootCAs verify
+	// their serving certificates, Certificates hold the server's kubelet
+	// client certificate. Nil verifies with the system's roots.
+	NodeTLS *tls.Config
+	Clock   clock.Clock
+	Logger  *slog.Logger
 	// Registerer receives the server's metrics; Gatherer serves /metrics.
 	Registerer prometheus.Registerer
 	Gatherer   prometheus.Gatherer
@@ -78,10 +86,6 @@ type Config struct {
 	// NamespaceSyncInterval is how often terminating namespaces are
 	// re-checked (default 1 second).
 	NamespaceSyncInterval time.Duration
-	// CompactionInterval is how often Run compacts the store's history up to
-	// the revision seen one interval earlier (default 5 minutes, negative
-	// disables).
-	CompactionInterval time.Duration
 	// ServiceCIDR is the range Service ClusterIPs come from
 	// (DefaultServiceCIDR if empty).
 	ServiceCIDR string
@@ -99,17 +103,18 @@ type Server struct {
 	scheme *runtime.Scheme
 	served *servedTable
 	// crdMu serialises the CRD sync (names, conditions, serving, cleanup).
-	crdMu    sync.Mutex
-	metrics  *metrics
-	handler  http.Handler
-	nsWake   chan struct{}
-	entCache *latestCache[*storedEntry]
-	decCache *ringCache[runtime.Object]
+	crdMu   sync.Mutex
+	metrics *metrics
+	handler http.Handler
+	// namespaces finishes the deletion of namespaces.
+	namespaces *nslifecycle.Loop
+	entCache   *latestCache[*storedEntry]
+	decCache   *ringCache[runtime.Object]
 	// localCache holds the copies local informers share (see LocalListerWatcher).
 	localCache *ringCache[runtime.Object]
 	// protobuf encodes and decodes Kubernetes' protobuf envelope.
 	protobuf      *protobuf.Serializer
-	fieldManagers *fieldManagers
+	fieldManagers *patch.FieldManagers
 	// nodeTransport proxies pods/log and pods/exec to node agents.
 	nodeTransport *http.Transport
 	// serviceRange and clusterIPMu allocate Service ClusterIPs.
@@ -139,9 +144,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.EventTTL == 0 {
 		cfg.EventTTL = time.Hour
-	}
-	if cfg.CompactionInterval == 0 {
-		cfg.CompactionInterval = 5 * time.Minute
 	}
 	if cfg.ServiceCIDR == "" {
 		cfg.ServiceCIDR = DefaultServiceCIDR
@@ -177,10 +179,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, store: cfg.Storage, clock: cfg.Clock, log: cfg.Logger, scheme: scheme, protobuf: protobuf.NewSerializer(scheme, scheme),
-		served: newServedTable(append(registry.All(), registry.CustomResourceDefinitions())), metrics: m,
-		nsWake: make(chan struct{}, 1), entCache: newLatestCache[*storedEntry](entryCacheSize), decCache: newRingCache[runtime.Object](4096), localCache: newRingCache[runtime.Object](4096), nodeTransport: newNodeTransport(), fieldManagers: newFieldManagers(scheme),
+		served: newServedTable(registry.All()), metrics: m,
+		entCache: newLatestCache[*storedEntry](entryCacheSize), decCache: newRingCache[runtime.Object](4096), localCache: newRingCache[runtime.Object](4096), nodeTransport: newNodeTransport(cfg.NodeTLS), fieldManagers: patch.NewFieldManagers(scheme),
 		serviceRange: serviceRange,
 	}
+	s.namespaces = nslifecycle.New(namespaceStore{s}, cfg.NamespaceSyncInterval, s.clock, s.log)
 	s.handler = s.buildHandler()
 	if err := s.bootstrap(context.Background()); err != nil {
 		return nil, err
@@ -197,11 +200,12 @@ func New(cfg Config) (*Server, error) {
 // Handler is the HTTP handler serving the whole API.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Run runs the server's background loops (namespace finalization, history
-// compaction, event expiry) until ctx ends.
+// Run runs the server's background loops (namespace finalization, event
+// expiry, CRD sync, the kubernetes Service) until ctx ends. History
+// compaction is the store's own (package storage).
 func (s *Server) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	for _, loop := range []func(context.Context){s.runCompaction, s.runEventTTL, s.runNamespaceLoop, s.runCRDLoop, s.runKubernetesService} {
+	for _, loop := range []func(context.Context){s.eventExpirer().Run, s.namespaces.Run, s.runCRDLoop, s.runKubernetesService} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -212,26 +216,9 @@ func (s *Server) Run(ctx context.Context) error {
 	return nil
 }
 
-// runCompaction compacts, every interval, the history older than the
-// revision current one interval before, like kube-apiserver does with etcd.
-func (s *Server) runCompaction(ctx context.Context) {
-	if s.cfg.CompactionInterval < 0 {
-		return
-	}
-	prev := s.store.CurrentRevision()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.clock.After(s.cfg.CompactionInterval):
-		}
-		if prev > s.store.CompactRevision() {
-			if err := s.store.Compact(ctx, prev); err != nil {
-				s.log.Warn("compact storage", "revision", prev, "err", err)
-			}
-		}
-		prev = s.store.CurrentRevision()
-	}
+// eventExpirer is the loop deleting events after Config.EventTTL.
+func (s *Server) eventExpirer() *eventttl.Expirer {
+	return &eventttl.Expirer{Store: eventStore{s}, TTL: s.cfg.EventTTL, Clock: s.clock, Log: s.log}
 }
 
 func (s *Server) resource(group, version, resource string) *registry.Resource {

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strconv"
 
+	"github.com/batchlet/batchlet/apiserver/patch"
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/apiserver/validation"
 	"github.com/batchlet/batchlet/storage"
@@ -90,7 +91,7 @@ func (s *Server) updateReading(ctx context.Context, res *registry.Resource, name
 		}
 		unconditional := nm.GetResourceVersion() == ""
 		if manager, _ := ctx.Value(ctxFieldManager).(string); manager == "" && mode != modeRaw {
-			keepManagedFields(cur, obj)
+			patch.KeepManagedFields(cur, obj)
 		}
 		if err := s.prepareUpdate(res, obj, cur, mode); err != nil {
 			return nil, err
@@ -193,7 +194,7 @@ func (s *Server) writeUpdate(ctx context.Context, res *registry.Resource, obj, c
 	if bytes.Equal(data, kv.Value) {
 		return cur.DeepCopyObject(), nil
 	}
-	rev, err := s.updateHandingOver(ctx, kv.Key, data, kv.ModRevision)
+	rev, err := s.store.UpdateOwned(ctx, kv.Key, data, kv.ModRevision)
 	return s.written(res, obj, rev, err)
 }
 

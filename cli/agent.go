@@ -2,29 +2,35 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/utils/clock"
 
 	"github.com/batchlet/batchlet/agent"
+	"github.com/batchlet/batchlet/agent/join"
 	"github.com/batchlet/batchlet/apiserver"
 	"github.com/batchlet/batchlet/controlplane"
 	"github.com/batchlet/batchlet/results"
 	"github.com/batchlet/batchlet/runtime"
 	"github.com/batchlet/batchlet/runtime/process"
 	"github.com/batchlet/batchlet/runtime/sim"
+	"github.com/batchlet/batchlet/workqueue"
 )
 
 // agentFlags are the flags of `batchlet agent`.
@@ -41,6 +47,11 @@ type agentFlags struct {
 	onShutdown    string
 	resultsTail   int
 	noResults     bool
+	// Joining with a bootstrap token instead of a kubeconfig.
+	server       string
+	token        string
+	caCertHashes []string
+	certDir      string
 }
 
 func newAgentCommand() *cobra.Command {
@@ -54,12 +65,19 @@ as simulated containers (--runtime sim). It renews the node's Lease, reports
 pod statuses and serves the kubelet endpoints (container logs and exec) over
 HTTPS on --port, advertised in the Node's status.
 
-The API server proxies "kubectl logs" and "kubectl exec" to those endpoints
-with its admin token, so the agent accepts exactly one bearer token: the one
-in its kubeconfig. Give it the server's admin kubeconfig:
+An agent on another host joins with a bootstrap token ("batchlet token
+create --print-join-command" on the server prints the command): it finds
+the server's CA by --ca-cert-hash, asks for its own client certificate
+(system:node:<name>) and a serving certificate signed by that CA, keeps
+them in --cert-dir and reuses them when restarted:
 
-  batchlet server --no-agent --data-dir /tmp/cp &
-  batchlet agent --kubeconfig /tmp/cp/kubeconfig --node-name worker-1
+  batchlet agent --server https://10.0.0.1:6443 --token abcdef.0123456789abcdef \
+    --ca-cert-hash sha256:... --node-name worker-1 --listen-address 10.0.0.11
+
+With --kubeconfig (the server's admin kubeconfig, or a node's kubelet.conf)
+it uses that identity instead. Either way the endpoints admit only the API
+server's kubelet client certificate (kube-apiserver-kubelet-client, signed
+by the kubeconfig's CA or --client-ca-file) or an admin's.
 
 Several agents (and the server's embedded one) can share a host: each takes
 its own block of 127.0.0.0/8 for pod IPs (the Node's spec.podCIDR), and pods
@@ -87,6 +105,10 @@ reports the host's whole cpu and memory as its capacity.`,
 	fl.StringVar(&f.clientCAFile, "client-ca-file", "", "admit log/exec requests with a client certificate signed by these CAs (a real kube-apiserver's --kubelet-client-certificate), as the kubelet's flag")
 	fl.IntVar(&f.resultsTail, "results-log-tail", results.DefaultLogTailBytes, "bytes of each terminated container's log its ContainerResult keeps (negative: none)")
 	fl.BoolVar(&f.noResults, "no-results", false, "record no ContainerResults (e.g. a cluster without the results.batchlet.dev CRD)")
+	fl.StringVar(&f.server, "server", "", "URL of the server to join with --token (https://host:port)")
+	fl.StringVar(&f.token, "token", "", "bootstrap token to join with (batchlet token create)")
+	fl.StringSliceVar(&f.caCertHashes, "ca-cert-hash", nil, "sha256:<hex> of the server CA's public key, as kubeadm's --discovery-token-ca-cert-hash")
+	fl.StringVar(&f.certDir, "cert-dir", "", "directory of the node's keys, certificates and kubelet.conf (default: --root-dir with -pki appended)")
 	return cmd
 }
 
@@ -112,27 +134,32 @@ func runAgent(ctx context.Context, f agentFlags, logger *slog.Logger) error {
 	if f.onShutdown != controlplane.OnShutdownKeep && f.onShutdown != controlplane.OnShutdownDrain {
 		return fmt.Errorf("--on-shutdown=%s: want keep or drain", f.onShutdown)
 	}
-	cfg, err := agentClientConfig(f.kubeconfig)
-	if err != nil {
-		return err
-	}
-	if cfg.BearerToken == "" {
-		return fmt.Errorf("kubeconfig %s has no bearer token: the agent needs the server's admin token to authenticate log and exec requests", f.kubeconfig)
-	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("build client: %w", err)
-	}
 	nodeName := agentNodeName(f.nodeName)
 	rootDir := f.rootDir
 	if rootDir == "" {
 		rootDir = filepath.Join(os.TempDir(), "batchlet-agent-"+nodeName)
 	}
-	rt, err := agentRuntime(ctx, f.runtime, rootDir, logger)
+	certDir := f.certDir
+	if certDir == "" {
+		certDir = rootDir + "-pki" // beside the pod directories, not among them
+	}
+	cfg, err := agentIdentity(ctx, f, nodeName, certDir, logger)
 	if err != nil {
 		return err
 	}
-	clientCAs, err := loadClientCAs(f.clientCAFile)
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("build client: %w", err)
+	}
+	rt, err := agentRuntime(ctx, f.runtime, rootDir, []string{agentKubeconfigPath(f.kubeconfig), certDir}, logger)
+	if err != nil {
+		return err
+	}
+	clientCAs, err := agentClientCAs(f.clientCAFile, cfg)
+	if err != nil {
+		return err
+	}
+	serving, err := agentServing(ctx, client, f, nodeName, certDir, logger)
 	if err != nil {
 		return err
 	}
@@ -142,10 +169,19 @@ func runAgent(ctx context.Context, f agentFlags, logger *slog.Logger) error {
 			return fmt.Errorf("build results client: %w", err)
 		}
 	}
+	queueClient, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("build work queue client: %w", err)
+	}
+	queueKey, err := agentQueueKey(cfg)
+	if err != nil {
+		return err
+	}
 	ag, err := agent.New(agent.Config{
 		Results:   resultsCfg,
-		ClientCAs: clientCAs,
-		Client:    client, NodeName: nodeName, Runtime: rt, Logger: logger.With("component", "agent"),
+		WorkQueue: agent.WorkQueueConfig{Client: queueClient, Key: queueKey},
+		ClientCAs: clientCAs, GetCertificate: serving.GetCertificate,
+		Client: client, NodeName: nodeName, Runtime: rt, Logger: logger.With("component", "agent"),
 		Token: cfg.BearerToken, ListenAddress: f.listenAddress, Port: f.port, Labels: f.labels,
 		Version:            apiserver.GitVersion, // the version the API reports, as the embedded agent does
 		KeepPodsOnShutdown: f.onShutdown == controlplane.OnShutdownKeep,
@@ -157,15 +193,45 @@ func runAgent(ctx context.Context, f agentFlags, logger *slog.Logger) error {
 	return ag.Run(ctx)
 }
 
-// agentClientConfig loads path, or $KUBECONFIG, or the default data dir's
+// agentQueueKey is the secret the work queue's per-pod URLs are derived
+// from: something only this node holds and keeps across restarts — its
+// bearer token, or the private key of its client certificate (a node that
+// joined with a bootstrap token has no token).
+func agentQueueKey(cfg *rest.Config) ([]byte, error) {
+	switch {
+	case cfg.BearerToken != "":
+		return workqueue.KeyFrom(cfg.BearerToken), nil
+	case len(cfg.KeyData) > 0:
+		return workqueue.KeyFrom(string(cfg.KeyData)), nil
+	case cfg.KeyFile != "":
+		key, err := os.ReadFile(cfg.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("work queue key: %w", err)
+		}
+		return workqueue.KeyFrom(string(key)), nil
+	}
+	return nil, fmt.Errorf("work queue key: the agent's credentials have neither a token nor a client key")
+}
+
+// agentKubeconfigPath is path, or $KUBECONFIG, or the default data dir's
 // kubeconfig.
-func agentClientConfig(path string) (*rest.Config, error) {
+func agentKubeconfigPath(path string) string {
 	if path == "" {
 		path = os.Getenv("KUBECONFIG")
 	}
 	if path == "" {
 		path = controlplane.KubeconfigPath(controlplane.DefaultDataDir())
 	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return path
+}
+
+// agentClientConfig loads path, or $KUBECONFIG, or the default data dir's
+// kubeconfig.
+func agentClientConfig(path string) (*rest.Config, error) {
+	path = agentKubeconfigPath(path)
 	loading := &clientcmd.ClientConfigLoadingRules{ExplicitPath: path}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
@@ -187,12 +253,14 @@ func agentNodeName(name string) string {
 	return strings.ToLower(name)
 }
 
-func agentRuntime(ctx context.Context, kind, rootDir string, logger *slog.Logger) (runtime.Runtime, error) {
+// agentRuntime makes the agent's runtime; pods do not see hide (the
+// agent's kubeconfig, with the admin token).
+func agentRuntime(ctx context.Context, kind, rootDir string, hide []string, logger *slog.Logger) (runtime.Runtime, error) {
 	switch kind {
 	case "sim":
 		return sim.New(ctx, clock.RealClock{}), nil
 	case "process", "image":
-		cfg := process.Config{RootDir: rootDir, Logger: logger.With("component", "runtime")}
+		cfg := process.Config{RootDir: rootDir, Logger: logger.With("component", "runtime"), HidePaths: append(hide, rootDir+"-images")}
 		// The image store sits beside the pod directories, not among them.
 		err := process.WithImages(&cfg, process.ImageOptions{Dir: rootDir + "-images", ByDefault: kind == "image"})
 		if err != nil {
@@ -205,4 +273,72 @@ func agentRuntime(ctx context.Context, kind, rootDir string, logger *slog.Logger
 		return rt, nil
 	}
 	return nil, fmt.Errorf("unknown runtime %q: want process, image or sim", kind)
+}
+
+// agentIdentity is the client configuration the agent acts with: the
+// node's own certificate (joining with --token if it has none yet) or
+// --kubeconfig's.
+func agentIdentity(ctx context.Context, f agentFlags, nodeName, certDir string, logger *slog.Logger) (*rest.Config, error) {
+	if f.token == "" && f.server == "" {
+		return agentClientConfig(f.kubeconfig)
+	}
+	if f.server == "" {
+		return nil, fmt.Errorf("--token needs --server")
+	}
+	cfg, err := join.ClientConfig(ctx, join.Options{Server: f.server, Token: f.token, CACertHashes: f.caCertHashes,
+		NodeName: nodeName, Dir: certDir, Logger: logger.With("component", "join")})
+	if err != nil {
+		return nil, fmt.Errorf("join %s: %w", f.server, err)
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	return cfg, nil
+}
+
+// agentClientCAs verify the API server's client certificate on the
+// endpoints: --client-ca-file's, else the CA the agent trusts the API
+// with (batchlet's CA signs both).
+func agentClientCAs(path string, cfg *rest.Config) (*x509.CertPool, error) {
+	if path != "" {
+		return loadClientCAs(path)
+	}
+	caPEM, err := caOf(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("no CA to verify the API server's client certificate with (give --client-ca-file): %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return nil, fmt.Errorf("the kubeconfig's CA holds no PEM certificate")
+	}
+	return pool, nil
+}
+
+// Serving certificate waits: a joined agent talks to a batchlet server,
+// whose signer answers at once; an agent with a kubeconfig may face a
+// cluster where no one approves kubelet-serving requests.
+const (
+	servingWaitJoined     = time.Minute
+	servingWaitKubeconfig = 10 * time.Second
+)
+
+// agentServing asks the cluster CA for the endpoints' serving
+// certificate, serving a self-signed one until (or unless) it is issued.
+func agentServing(ctx context.Context, client kubernetes.Interface, f agentFlags, nodeName, certDir string, logger *slog.Logger) (*join.Serving, error) {
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(f.listenAddress, nil, []string{nodeName, "localhost"})
+	if err != nil {
+		return nil, fmt.Errorf("self-signed serving certificate: %w", err)
+	}
+	fallback, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("self-signed serving certificate: %w", err)
+	}
+	req := join.ServingRequest{NodeName: nodeName, DNSNames: []string{nodeName}, Dir: certDir, Fallback: &fallback,
+		Logger: logger.With("component", "serving-certificate")}
+	if ip := net.ParseIP(f.listenAddress); ip != nil {
+		req.IPs = []net.IP{ip}
+	}
+	wait := servingWaitKubeconfig
+	if f.token != "" {
+		wait = servingWaitJoined
+	}
+	return join.NewServing(ctx, client, req, wait)
 }

@@ -69,6 +69,9 @@ batchlet.dev/job-controller, which kube-controller-manager leaves alone:
 				return err
 			}
 			ctlOpts.JobMode = mode
+			if err := validateJobBackoffFlags(ctlOpts.JobPodFailureBackOff, ctlOpts.JobMaxPodFailureBackOff); err != nil {
+				return err
+			}
 			cfg, err := loadKubeconfig(kubeconfig)
 			if err != nil {
 				return err
@@ -99,6 +102,7 @@ batchlet.dev/job-controller, which kube-controller-manager leaves alone:
 	fl.StringVar(&certDir, "webhook-cert-dir", "", "directory with the webhook's tls.crt and tls.key")
 	addRetentionFlags(fl, &ctlOpts.ResultRetention)
 	fl.StringVar(&jobMode, "job-controller-mode", string(jobcontroller.ModeReplace), jobModeUsage)
+	addJobBackoffFlags(fl, &ctlOpts.JobPodFailureBackOff, &ctlOpts.JobMaxPodFailureBackOff)
 	return cmd
 }
 

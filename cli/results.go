@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	jobcontroller "github.com/batchlet/batchlet/controller/job"
 	"github.com/batchlet/batchlet/results"
 )
 
@@ -62,6 +63,23 @@ outlive the pods and the Job (pod GC, TTL, deletion) until the server's
 func addRetentionFlags(fl *pflag.FlagSet, r *results.Retention) {
 	fl.DurationVar(&r.MaxAge, "results-retention-age", 7*24*time.Hour, "delete ContainerResults older than this (negative: keep any age)")
 	fl.IntVar(&r.MaxCount, "results-retention-max", 100_000, "keep at most this many ContainerResults, deleting the oldest first (negative: no bound)")
+}
+
+// addJobBackoffFlags adds the Job controller's pod-failure backoff flags
+// (upstream's 10s doubling up to 10m by default).
+func addJobBackoffFlags(fl *pflag.FlagSet, initial, limit *time.Duration) {
+	fl.DurationVar(initial, "job-pod-failure-backoff", jobcontroller.DefaultJobPodFailureBackOff,
+		"delay before the job controller replaces a Job's failed pod; it doubles with each further failure (a Job's "+jobcontroller.PodFailureBackoffAnnotation+" annotation overrides it)")
+	fl.DurationVar(limit, "job-pod-failure-backoff-max", jobcontroller.MaxJobPodFailureBackOff,
+		"cap of the job controller's pod-failure backoff")
+}
+
+// validateJobBackoffFlags reports bad backoff flags before anything starts.
+func validateJobBackoffFlags(initial, limit time.Duration) error {
+	if err := jobcontroller.ValidatePodFailureBackoff(initial, limit); err != nil {
+		return fmt.Errorf("--job-pod-failure-backoff / --job-pod-failure-backoff-max: %w", err)
+	}
+	return nil
 }
 
 // resultsSelector maps [TYPE/]NAME to the selectable field to list by.

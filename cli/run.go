@@ -31,6 +31,7 @@ type runFlags struct {
 	namespace  string
 	runtime    string
 	mirrors    []string
+	queueFile  string
 }
 
 func newRunCommand() *cobra.Command {
@@ -84,6 +85,7 @@ run ends, so the same manifest can run again; --keep keeps it.`,
 	fl.StringVarP(&f.output, "output", "o", outputAuto, "output: auto (live view on a terminal, else plain), tui, plain or json")
 	fl.StringVarP(&f.namespace, "namespace", "n", "default", "namespace for objects that name none")
 	fl.StringVar(&f.runtime, "runtime", "process", "pod runtime of the embedded agent: process, image (containers run from their images) or sim")
+	fl.StringVar(&f.queueFile, "queue-file", "", "give the manifest's Jobs a built-in work queue of this file's lines (a ConfigMap JOB-queue and the batchlet.dev/work-queue annotation; see docs/workqueue.md)")
 	fl.StringSliceVar(&f.mirrors, "registry-mirror", nil, "pull REGISTRY's images from MIRROR instead (REGISTRY=MIRROR; repeatable)")
 	return cmd
 }
@@ -103,6 +105,12 @@ func runManifest(parent context.Context, f runFlags, file string, stdout, stderr
 	if err != nil {
 		fmt.Fprintln(stderr, "error:", err)
 		return runner.ExitInvalid, nil
+	}
+	if f.queueFile != "" {
+		if objs, err = withQueueFile(objs, f.queueFile); err != nil {
+			fmt.Fprintln(stderr, "error:", err)
+			return runner.ExitInvalid, nil
+		}
 	}
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()

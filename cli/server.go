@@ -39,6 +39,9 @@ running too, unless --on-shutdown=drain.`,
 			if opts.OnShutdown != controlplane.OnShutdownKeep && opts.OnShutdown != controlplane.OnShutdownDrain {
 				return fmt.Errorf("--on-shutdown=%s: want keep or drain", opts.OnShutdown)
 			}
+			if err := validateJobBackoffFlags(opts.JobPodFailureBackOff, opts.JobMaxPodFailureBackOff); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			opts.Logger = newLogger(logLevel, cmd.ErrOrStderr())
@@ -70,6 +73,7 @@ running too, unless --on-shutdown=drain.`,
 	fl.IntVar(&opts.ResultsLogTail, "results-log-tail", results.DefaultLogTailBytes, "bytes of each terminated container's log its ContainerResult keeps (negative: none)")
 	fl.BoolVar(&opts.NoResults, "no-results", false, "the embedded agent records no ContainerResults")
 	addRetentionFlags(fl, &opts.ResultRetention)
+	addJobBackoffFlags(fl, &opts.JobPodFailureBackOff, &opts.JobMaxPodFailureBackOff)
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -40,6 +41,7 @@ import (
 	"github.com/batchlet/batchlet/storage"
 	"github.com/batchlet/batchlet/storage/bolt"
 	"github.com/batchlet/batchlet/storage/memory"
+	"github.com/batchlet/batchlet/workqueue"
 )
 
 // StoreFile is the bbolt database inside the data dir.
@@ -104,7 +106,7 @@ func newAPIServer(cp *ControlPlane, bundle *pki.Bundle) (*apiServer, error) {
 		Authenticator:        apiserver.TokenMap{bundle.Token: apiserver.AdminUser()},
 		ServiceAccountIssuer: issuer,
 		RBAC:                 true,
-		NodeProxyToken:       bundle.Token,
+		NodeTLS:              nodeTLS(bundle),
 		Clock:                clock.RealClock{},
 		Logger:               cp.log.With("component", "apiserver"),
 		Registerer:           reg,
@@ -116,6 +118,13 @@ func newAPIServer(cp *ControlPlane, bundle *pki.Bundle) (*apiServer, error) {
 		return nil, fmt.Errorf("build API server: %w", err)
 	}
 	return &apiServer{handler: srv.Handler(), inProcess: srv.InProcessConfig(), local: srv, run: srv.Run, advertise: srv.AdvertiseAt}, nil
+}
+
+// nodeTLS is how the server reaches node agents: it verifies their
+// serving certificates with its CA and presents its kubelet client
+// certificate.
+func nodeTLS(bundle *pki.Bundle) *tls.Config {
+	return &tls.Config{RootCAs: bundle.CA.Pool(), Certificates: []tls.Certificate{bundle.KubeletClientCert}, MinVersion: tls.VersionTLS12}
 }
 
 // advertiseAddr is the address the kubernetes Service's endpoints name:
@@ -258,7 +267,8 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 	cfg := cp.ClientConfig()
 	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit in-process
 	c, err := StartControllers(ctx, cfg, localWithCA{cp.local, bundle.CAPEM}, cp.opts.Controllers,
-		ControllerOptions{ResultRetention: cp.opts.ResultRetention}, cp.log, cp.registry, cp.goRun)
+		ControllerOptions{ResultRetention: cp.opts.ResultRetention, ClusterSigner: bundle.CA,
+			JobPodFailureBackOff: cp.opts.JobPodFailureBackOff, JobMaxPodFailureBackOff: cp.opts.JobMaxPodFailureBackOff}, cp.log, cp.registry, cp.goRun)
 	if err != nil {
 		return err
 	}
@@ -276,11 +286,19 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 	if err != nil {
 		return err
 	}
+	queueClient, err := dynamic.NewForConfig(jsonConfig(cfg))
+	if err != nil {
+		return fmt.Errorf("work queue client: %w", err)
+	}
 	ag, err := agent.New(agent.Config{
-		Results: resultsCfg,
-		Client:  c.kube, NodeName: sanitizeNodeName(cp.opts.NodeName), Runtime: rt,
-		Logger: cp.log.With("component", "agent"), Token: bundle.Token, Port: 0,
-		Version: apiserver.GitVersion, MaxPods: cp.opts.MaxPods, KeepPodsOnShutdown: cp.opts.OnShutdown == OnShutdownKeep,
+		Results:   resultsCfg,
+		WorkQueue: agent.WorkQueueConfig{Client: queueClient, Key: workqueue.KeyFrom(bundle.Token)},
+		Client:    c.kube, NodeName: sanitizeNodeName(cp.opts.NodeName), Runtime: rt,
+		Logger: cp.log.With("component", "agent"), Port: 0,
+		// Only the API server's kubelet client certificate (or an admin's)
+		// reaches the endpoints, as on a joined agent.
+		ClientCAs: bundle.CA.Pool(),
+		Version:   apiserver.GitVersion, MaxPods: cp.opts.MaxPods, KeepPodsOnShutdown: cp.opts.OnShutdown == OnShutdownKeep,
 		// The API's serving certificate covers 127.0.0.1 too; generating a
 		// self-signed RSA pair instead costs ≈ 100 ms of every cold start.
 		TLSCertificate: &bundle.ServerCert, // one version across API and kubelet, as a real cluster reports
@@ -315,8 +333,10 @@ func (cp *ControlPlane) newRuntime(ctx context.Context) (runtime.Runtime, error)
 	case "process", "image":
 		// Containers of a throwaway data dir die with the process: nothing
 		// would adopt them.
+		// Pods see nothing of the data dir: its store, credentials and
+		// kubeconfig are the cluster's admin rights.
 		cfg := process.Config{RootDir: filepath.Join(cp.opts.DataDir, "pods"), Logger: cp.log.With("component", "runtime"),
-			NoShims: cp.opts.Ephemeral}
+			NoShims: cp.opts.Ephemeral, HidePaths: []string{cp.opts.DataDir}}
 		err := process.WithImages(&cfg, process.ImageOptions{Dir: filepath.Join(cp.opts.DataDir, "images"), ByDefault: cp.opts.Runtime == "image",
 			Mirrors: cp.opts.RegistryMirrors, DockerConfig: cp.opts.DockerConfig})
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
+	"github.com/batchlet/batchlet/controller/certificates"
 	"github.com/batchlet/batchlet/controller/controllerctx"
 	gccontroller "github.com/batchlet/batchlet/controller/gc"
 	jobcontroller "github.com/batchlet/batchlet/controller/job"
@@ -21,6 +22,7 @@ import (
 	"github.com/batchlet/batchlet/controller/resultretention"
 	"github.com/batchlet/batchlet/controller/rootca"
 	"github.com/batchlet/batchlet/controller/ttl"
+	"github.com/batchlet/batchlet/pki"
 	"github.com/batchlet/batchlet/results"
 	"github.com/batchlet/batchlet/scheduler"
 )
@@ -36,6 +38,7 @@ const (
 	NodeLifecycleController = "nodelifecycle"
 	RootCAPublisher         = "root-ca-cert-publisher"
 	ResultRetention         = "result-retention"
+	CSRSigning              = "csrsigning"
 )
 
 // ControllerOptions are the controllers' settings that come from flags.
@@ -46,6 +49,13 @@ type ControllerOptions struct {
 	// JobMode says which Jobs, by spec.managedBy, the Job controller
 	// manages (jobcontroller.ModeReplace when empty).
 	JobMode jobcontroller.Mode
+	// JobPodFailureBackOff and JobMaxPodFailureBackOff are the Job
+	// controller's delay before a failed pod is replaced and its cap
+	// (upstream's 10s and 10m when zero).
+	JobPodFailureBackOff, JobMaxPodFailureBackOff time.Duration
+	// ClusterSigner signs nodes' certificate requests (the server's CA);
+	// nil leaves them to another signer (kube-controller-manager).
+	ClusterSigner *pki.CA
 }
 
 // controllers is the one table of batchlet's controllers, in start order,
@@ -54,7 +64,8 @@ func controllers(opts ControllerOptions) []controllerctx.Registration {
 	type reg = controllerctx.Registration
 	return []reg{
 		{Name: JobController, Workers: 4, EnabledByDefault: true,
-			Init: controllerctx.InitWith(jobcontroller.New, jobcontroller.Options{SyncBatchPeriod: jobSyncBatchPeriod, Mode: opts.JobMode})},
+			Init: controllerctx.InitWith(jobcontroller.New, jobcontroller.Options{SyncBatchPeriod: jobSyncBatchPeriod, Mode: opts.JobMode,
+				PodFailureBackOff: opts.JobPodFailureBackOff, MaxPodFailureBackOff: opts.JobMaxPodFailureBackOff})},
 		{Name: JobSetController, Workers: 2, EnabledByDefault: true, Init: controllerctx.Init(jobsetcontroller.New)},
 		// Foreground, as upstream's ttl-after-finished-controller deletes.
 		{Name: TTLController, Workers: 2, EnabledByDefault: true,
@@ -66,6 +77,8 @@ func controllers(opts ControllerOptions) []controllerctx.Registration {
 		{Name: RootCAPublisher, Workers: 1, EnabledByDefault: true, Init: controllerctx.Init(rootca.New)},
 		{Name: ResultRetention, Workers: 1, EnabledByDefault: true,
 			Init: controllerctx.InitWith(resultretention.New, resultretention.Options{Retention: opts.ResultRetention})},
+		{Name: CSRSigning, Workers: 1, EnabledByDefault: true,
+			Init: controllerctx.InitWith(certificates.New, certificates.Options{CA: opts.ClusterSigner})},
 	}
 }
 

@@ -131,8 +131,10 @@ func (cp *ControlPlane) serve(handler http.Handler, bundle *pki.Bundle) error {
 	}
 	cp.url = "https://" + net.JoinHostPort(host, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
 	cp.http = &http.Server{
-		Handler:           handler,
-		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{bundle.ServerCert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}},
+		Handler: handler,
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{bundle.ServerCert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"},
+			// Nodes authenticate with certificates the CA signed.
+			ClientCAs: bundle.CA.Pool(), ClientAuth: tls.VerifyClientCertIfGiven},
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          slog.NewLogLogger(cp.log.Handler(), slog.LevelDebug),
 	}

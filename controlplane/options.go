@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/batchlet/batchlet/results"
 )
@@ -60,6 +61,9 @@ type Options struct {
 	// ResultRetention bounds the kept ContainerResults by age and number
 	// (zero values take the result-retention controller's defaults).
 	ResultRetention results.Retention
+	// JobPodFailureBackOff and JobMaxPodFailureBackOff are the Job
+	// controller's pod-failure backoff and its cap (zero: 10s and 10m).
+	JobPodFailureBackOff, JobMaxPodFailureBackOff time.Duration
 	// Logger receives structured logs; a discard logger when nil.
 	Logger *slog.Logger
 }

@@ -126,8 +126,9 @@ spec:
 // runThroughCrashes runs a 200-pod Job while the server is killed with
 // SIGKILL three times; every pod must be counted exactly once. The pods
 // running at each kill die with the agent and, as with a kubelet whose
-// containers vanished, end Failed (ContainerStatusUnknown) and are replaced:
-// the Job counts each of those failures once and none of them twice.
+// containers vanished, end Failed (ContainerStatusUnknown) with a
+// DisruptionTarget condition and are replaced: lost to the control plane,
+// they are not the Job's failures and none is counted (docs/differences.md).
 func runThroughCrashes(t *testing.T, mode string) *server {
 	s := startServer(t)
 	// A long pod shows whether pod processes die with the agent.
@@ -151,10 +152,11 @@ func runThroughCrashes(t *testing.T, mode string) *server {
 		switch {
 		case p.phase == "Succeeded":
 			indexes[p.index]++
-		case p.phase == "Failed" && p.reason == "ContainerStatusUnknown" && p.exitCode == "137" && p.restarts == "0":
+		case p.phase == "Failed" && p.reason == "ContainerStatusUnknown" && p.exitCode == "137" && p.restarts == "0" &&
+			p.disruption == "TerminationByKubelet":
 			failed++
 		default:
-			t.Errorf("pod %+v: want Succeeded, or Failed as lost with the agent (ContainerStatusUnknown, 137, not restarted)", p)
+			t.Errorf("pod %+v: want Succeeded, or Failed as lost with the agent (ContainerStatusUnknown, 137, not restarted, DisruptionTarget)", p)
 		}
 	}
 	if succeeded := len(pods) - failed; succeeded != 200 {
@@ -167,8 +169,8 @@ func runThroughCrashes(t *testing.T, mode string) *server {
 	if failed == 0 {
 		t.Errorf("no pod was lost with the agent in three kills: the crash did not hit running pods")
 	}
-	// Every lost pod is counted as a failure, once.
-	s.expectJSONPath(t, "job/crash", "{.status.failed}", itoa(failed))
+	// No lost pod is counted as a failure.
+	s.expectJSONPath(t, "job/crash", "{.status.failed}", "")
 	if f := s.jsonpath("pods", `{.items[?(@.metadata.finalizers)].metadata.name}`); f != "" {
 		t.Errorf("pods still holding finalizers: %s", f)
 	}
@@ -181,6 +183,7 @@ func runThroughCrashes(t *testing.T, mode string) *server {
 // jobPod is what the crash tests check of one pod of a Job.
 type jobPod struct {
 	name, phase, index, reason, exitCode, restarts string
+	disruption                                     string // reason of a DisruptionTarget condition
 }
 
 // jobPods lists the pods of a Job with their phase, completion index and
@@ -189,14 +192,14 @@ func (s *server) jobPods(job string) []jobPod {
 	out := s.jsonpath("pods", `{range .items[?(@.metadata.labels.job-name=="`+job+`")]}`+
 		`{.metadata.name}|{.status.phase}|{.metadata.annotations.batch\.kubernetes\.io/job-completion-index}|`+
 		`{.status.containerStatuses[0].state.terminated.reason}|{.status.containerStatuses[0].state.terminated.exitCode}|`+
-		`{.status.containerStatuses[0].restartCount}{"\n"}{end}`)
+		`{.status.containerStatuses[0].restartCount}|{.status.conditions[?(@.type=="DisruptionTarget")].reason}{"\n"}{end}`)
 	var pods []jobPod
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Split(line, "|")
-		if len(f) != 6 {
+		if len(f) != 7 {
 			continue
 		}
-		pods = append(pods, jobPod{name: f[0], phase: f[1], index: f[2], reason: f[3], exitCode: f[4], restarts: f[5]})
+		pods = append(pods, jobPod{name: f[0], phase: f[1], index: f[2], reason: f[3], exitCode: f[4], restarts: f[5], disruption: f[6]})
 	}
 	return pods
 }
@@ -570,8 +573,9 @@ spec:
 
 // TestCrashWithFailedIndexes: kill -9 while indexes fail; an index whose
 // command fails (exit 1) fails at once (FailIndex), one whose pod was lost
-// with the agent (ContainerStatusUnknown, 137) is retried under the
-// per-index backoff limit. Every failure is counted exactly once.
+// with the agent (ContainerStatusUnknown, 137, DisruptionTarget) is retried
+// without counting against the per-index backoff limit. Every failure of a
+// command is counted exactly once, and no lost pod.
 func TestCrashWithFailedIndexes(t *testing.T) {
 	s := startServer(t)
 	s.applyYAML(strings.ReplaceAll(perIndexCrashJob, "%%", "%"))
@@ -599,7 +603,7 @@ func TestCrashWithFailedIndexes(t *testing.T) {
 		switch {
 		case p.reason == "Error" && p.exitCode == "1" && failing[p.index]:
 			commandFailures[p.index]++
-		case p.reason == "ContainerStatusUnknown" && p.exitCode == "137":
+		case p.reason == "ContainerStatusUnknown" && p.exitCode == "137" && p.disruption == "TerminationByKubelet":
 		default:
 			t.Errorf("failed pod %+v: want exit 1 of a failing index or lost with the agent", p)
 		}
@@ -613,7 +617,7 @@ func TestCrashWithFailedIndexes(t *testing.T) {
 		}
 	}
 	t.Logf("%d failed pods, %d lost with the agent", failedPods, failedPods-len(commandFailures))
-	s.expectJSONPath(t, "job/perindex", "{.status.failed}", itoa(failedPods))
+	s.expectJSONPath(t, "job/perindex", "{.status.failed}", itoa(len(failing)))
 }
 
 // TestCrashLostPodsAsKubelet: the pods running when the server is killed
@@ -637,6 +641,8 @@ func TestCrashLostPodsAsKubelet(t *testing.T) {
 		"{.status.containerStatuses[0].state.terminated.exitCode}|{.status.containerStatuses[0].restartCount}",
 		"ContainerStatusUnknown|The container could not be located when the pod was terminated|137|0")
 	s.expectJSONPath(t, "pod/never", `{.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason}`, "False/PodFailed")
+	s.expectJSONPath(t, "pod/never", `{.status.conditions[?(@.type=="DisruptionTarget")].status}/{.status.conditions[?(@.type=="DisruptionTarget")].reason}/{.status.conditions[?(@.type=="DisruptionTarget")].message}`,
+		"True/TerminationByKubelet/Pod was terminated because its containers were lost when the node agent restarted.")
 	if got := s.kubectl("logs", "never"); got != "first run\n" {
 		t.Errorf("log of the lost pod = %q, want its one run", got)
 	}

@@ -124,7 +124,8 @@ func TestInstallDryRunAndCRDs(t *testing.T) {
 	}
 	out, err := kubectlLocal(crds, "label", "--local", "-f", "-", "-o", "name", "checked=true")
 	if err != nil || strings.TrimSpace(out) != "customresourcedefinition.apiextensions.k8s.io/jobsets.jobset.x-k8s.io\n"+
-		"customresourcedefinition.apiextensions.k8s.io/containerresults.results.batchlet.dev" {
+		"customresourcedefinition.apiextensions.k8s.io/containerresults.results.batchlet.dev\n"+
+		"customresourcedefinition.apiextensions.k8s.io/workqueues.batchlet.dev" {
 		t.Errorf("kubectl label --local of `batchlet crds`: %v\n%s", err, out)
 	}
 	objs, err := exec.Command(binary, "install", "--dry-run", "--skip-crds", "--controllers=jobset", "--image=example.com/batchlet:v1", "--replicas=2").Output()

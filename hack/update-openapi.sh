@@ -4,7 +4,8 @@
 #     GetOpenAPIDefinitions for the Kubernetes API packages batchlet serves to
 #     apiserver/openapi/internal/k8sdefs/zz_generated.openapi.go;
 #  2. apiserver/openapi/internal/gen combines them with the JobSet module's
-#     generated definitions and the route table, and writes the v2 and v3
+#     generated definitions, apiextensions-apiserver's (CRDs) and the served
+#     resources of apiserver/registry, and writes the v2 and v3
 #     documents to apiserver/openapi/data/, which package openapi embeds.
 # Needs the Go module proxy the first time (openapi-gen's own dependencies).
 set -euo pipefail
@@ -28,6 +29,7 @@ packages=(
   k8s.io/api/coordination/v1
   k8s.io/api/policy/v1
   k8s.io/api/rbac/v1
+  k8s.io/api/certificates/v1
 )
 
 tmp=$(mktemp -d)

@@ -26,7 +26,7 @@ func TestCRDNamesJobSet(t *testing.T) {
 	for _, c := range all {
 		names = append(names, c.GetName())
 	}
-	if want := []string{"jobsets.jobset.x-k8s.io", "containerresults.results.batchlet.dev"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"jobsets.jobset.x-k8s.io", "containerresults.results.batchlet.dev", "workqueues.batchlet.dev"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("CRDs = %v, want %v", names, want)
 	}
 	crds := all[:1]

@@ -80,6 +80,8 @@ var agentRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update", "patch"}},
 	// The record of each terminated container (package results).
 	{APIGroups: []string{"results.batchlet.dev"}, Resources: []string{"containerresults"}, Verbs: []string{"create"}},
+	// The built-in work queues of the pods it runs (package workqueue).
+	{APIGroups: []string{"batchlet.dev"}, Resources: []string{"workqueues"}, Verbs: []string{"get", "create", "update", "delete"}},
 	eventRules[0], eventRules[1],
 }
 

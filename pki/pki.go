@@ -1,6 +1,8 @@
 // Package pki creates and loads the credentials of a batchlet control plane:
-// a self-signed CA, a serving certificate signed by it, and the admin bearer
-// token, all kept in the data directory.
+// a self-signed CA, a serving certificate signed by it, the server's client
+// certificate towards node agents and the admin bearer token, all kept in
+// the data directory; and the CA operations node joining needs (signing
+// certificate requests, kubeadm's CA public-key hash).
 package pki
 
 import (
@@ -44,6 +46,12 @@ type Bundle struct {
 	// ServiceAccountKey signs and verifies service-account tokens; it is
 	// kept across restarts so tokens issued before one stay valid.
 	ServiceAccountKey *ecdsa.PrivateKey
+	// CA signs node certificates (CertificateSigningRequests) and verifies
+	// client certificates.
+	CA *CA
+	// KubeletClientCert is the server's client certificate towards node
+	// agents (kubeadm's apiserver-kubelet-client).
+	KubeletClientCert tls.Certificate
 }
 
 // Ensure loads the credentials in dir, creating whatever is missing. hosts
@@ -71,7 +79,16 @@ func Ensure(dir string, hosts []string) (*Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Bundle{CAPEM: caPEM, ServerCert: serverCert, Token: token, ServiceAccountKey: saKey}, nil
+	ca := &CA{Cert: caCert, Key: caKey, PEM: caPEM}
+	kubeletClient, err := ensureKubeletClientCert(dir, ca)
+	if err != nil {
+		return nil, err
+	}
+	// The serving chain carries the CA too, so a joining agent can find the
+	// CA its --ca-cert-hash pins in the handshake (kubeadm reads it from the
+	// cluster-info ConfigMap instead).
+	serverCert.Certificate = append(serverCert.Certificate, caCert.Raw)
+	return &Bundle{CAPEM: caPEM, ServerCert: serverCert, Token: token, ServiceAccountKey: saKey, CA: ca, KubeletClientCert: kubeletClient}, nil
 }
 
 // ensureSAKey loads the service-account signing key, generating it on the

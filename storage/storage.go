@@ -2,6 +2,18 @@
 // its objects in. Every write gets the next global revision, which the API
 // server exposes as the object's resourceVersion; watches replay the revision
 // log from a given revision, and old revisions are compacted away.
+//
+// Backend is the whole seam: everything the API server asks of a store,
+// including the zero-copy reads, writes and list walks its hot paths use,
+// is a method of it, and every backend (storage/bolt, storage/memory)
+// implements all of it and passes the conformance suite (storagetest).
+//
+// Compaction has one owner, the backend: it knows what its history costs
+// (bolt's revision log holds each update's new and previous value in a
+// memory-mapped file; memory's is a ring of events), so it bounds it itself,
+// keeping the newest revisions (bolt: 50,000, compacted every 10 s; memory:
+// its history size, at each write). Compact remains for callers that need
+// history gone at once (tests, tools); the API server does not compact.
 package storage
 
 import (
@@ -97,17 +109,36 @@ type ListResult struct {
 // return (unless the backend documents otherwise, like the test-only memory
 // backend).
 type Backend interface {
-	// Get returns the current value of key, or ErrNotFound.
+	// Get returns the current value of key, or ErrNotFound. The value is
+	// the caller's own copy.
 	Get(ctx context.Context, key string) (KeyValue, error)
-	// List returns the keys under prefix in key order.
+	// GetShared is Get for a caller that only reads the value: it may be
+	// the store's own bytes (shared with watch events), so it must not be
+	// changed.
+	GetShared(ctx context.Context, key string) (KeyValue, error)
+	// List returns the keys under prefix in key order, values copied.
 	List(ctx context.Context, prefix string, opts ListOptions) (ListResult, error)
+	// Visit is List for a caller that looks at each value once: it calls
+	// visit with each key under prefix in key order, as of opts.Revision,
+	// after opts.After and up to opts.Limit keys, instead of copying them
+	// out. kv carries the value and revisions (its Key is empty); key and
+	// kv.Value are lent for the call only and must not be changed. visit
+	// returning stop ends the walk there: More and Remaining then count the
+	// keys left after the last one visited. Items is left nil. visit must
+	// not call the backend.
+	Visit(ctx context.Context, prefix string, opts ListOptions, visit func(key []byte, kv KeyValue) (stop bool, err error)) (ListResult, error)
 	// Create stores value under a new key and returns the new revision;
-	// ErrExists if the key is present.
+	// ErrExists if the key is present. The store keeps a copy of value.
 	Create(ctx context.Context, key string, value []byte) (int64, error)
+	// CreateOwned is Create for a caller that hands value over: the store
+	// may keep it without copying, so the caller must not change it after.
+	CreateOwned(ctx context.Context, key string, value []byte) (int64, error)
 	// Update replaces the value if the key's ModRevision equals expectedRev
 	// (0 means unconditionally) and returns the new revision; ErrNotFound or
-	// ErrConflict otherwise.
+	// ErrConflict otherwise. The store keeps a copy of value.
 	Update(ctx context.Context, key string, value []byte, expectedRev int64) (int64, error)
+	// UpdateOwned is Update handing value over, as CreateOwned.
+	UpdateOwned(ctx context.Context, key string, value []byte, expectedRev int64) (int64, error)
 	// Delete removes the key if its ModRevision equals expectedRev (0 means
 	// unconditionally) and returns the revision of the delete and the last
 	// value.
@@ -121,8 +152,10 @@ type Backend interface {
 	// CurrentRevision is the revision of the latest write.
 	CurrentRevision() int64
 	// CompactRevision is the oldest revision a Watch can still start after.
+	// The backend moves it forward itself as it bounds its history.
 	CompactRevision() int64
-	// Compact drops history up to and including rev.
+	// Compact drops history up to and including rev at once (the backend
+	// also compacts on its own; see the package doc).
 	Compact(ctx context.Context, rev int64) error
 	// Close releases the backend; pending watches are closed.
 	Close() error

@@ -2,6 +2,7 @@
 // v3 discovery index and per-group-version documents (/openapi/v3...) of
 // batchlet's API server, so kubectl can validate, patch and explain.
 //
-// The documents are built from the Go API types at generation time
-// (hack/update-openapi.sh) and embedded; serving them costs nothing at start-up.
+// The documents are built at generation time (hack/update-openapi.sh) from
+// the Go API types and the served resources of package registry, the list
+// discovery reads, and embedded; serving them costs nothing at start-up.
 package openapi

@@ -11,7 +11,7 @@ import (
 	"github.com/batchlet/batchlet/apiserver/openapi/internal/build"
 )
 
-// TestEmbeddedDocumentsUpToDate fails when the route table, the generated
+// TestEmbeddedDocumentsUpToDate fails when the registry, the generated
 // definitions or kube-openapi changed without hack/update-openapi.sh being run.
 func TestEmbeddedDocumentsUpToDate(t *testing.T) {
 	v2, err := build.V2()

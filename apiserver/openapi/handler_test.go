@@ -171,7 +171,7 @@ func TestClientGoOpenAPIV3Root(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gvs) != 9 {
+	if len(gvs) != 12 {
 		t.Errorf("group versions = %v", gvs)
 	}
 	for _, gv := range []schema.GroupVersion{{Version: "v1"}, {Group: "batch", Version: "v1"}, {Group: "jobset.x-k8s.io", Version: "v1alpha2"}} {

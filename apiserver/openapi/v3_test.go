@@ -49,6 +49,8 @@ func TestV3PatchOperationsAdvertiseFieldValidation(t *testing.T) {
 		{"apis/coordination.k8s.io/v1", map[string]string{"group": "coordination.k8s.io", "version": "v1", "kind": "Lease"}},
 		{"apis/batch/v1", map[string]string{"group": "batch", "version": "v1", "kind": "Job"}},
 		{"apis/jobset.x-k8s.io/v1alpha2", map[string]string{"group": "jobset.x-k8s.io", "version": "v1alpha2", "kind": "JobSet"}},
+		{"apis/policy/v1", map[string]string{"group": "policy", "version": "v1", "kind": "PodDisruptionBudget"}},
+		{"apis/apiextensions.k8s.io/v1", map[string]string{"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition"}},
 	}
 	for _, tc := range cases {
 		doc := readV3(t, tc.doc)
@@ -132,7 +134,7 @@ func TestV3PodSubresources(t *testing.T) {
 }
 
 func TestV3DocumentsPerGroupVersion(t *testing.T) {
-	want := []string{"api/v1", "apis/authentication.k8s.io/v1", "apis/authorization.k8s.io/v1", "apis/batch/v1", "apis/coordination.k8s.io/v1", "apis/discovery.k8s.io/v1", "apis/events.k8s.io/v1", "apis/jobset.x-k8s.io/v1alpha2", "apis/rbac.authorization.k8s.io/v1"}
+	want := []string{"api/v1", "apis/apiextensions.k8s.io/v1", "apis/authentication.k8s.io/v1", "apis/authorization.k8s.io/v1", "apis/batch/v1", "apis/certificates.k8s.io/v1", "apis/coordination.k8s.io/v1", "apis/discovery.k8s.io/v1", "apis/events.k8s.io/v1", "apis/jobset.x-k8s.io/v1alpha2", "apis/policy/v1", "apis/rbac.authorization.k8s.io/v1"}
 	got := newTestService(t).GroupVersions()
 	if len(got) != len(want) {
 		t.Fatalf("group versions = %v, want %v", got, want)

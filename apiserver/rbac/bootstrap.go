@@ -41,6 +41,7 @@ func viewRules() []rbacv1.PolicyRule {
 		// batchlet's records of terminated containers (install's
 		// batchlet:results-view aggregates the same into a real cluster's view).
 		rule(read, "results.batchlet.dev", "containerresults"),
+		rule(read, "batchlet.dev", "workqueues"),
 	}
 }
 
@@ -56,6 +57,7 @@ func editRules() []rbacv1.PolicyRule {
 		rule(readWrite, "policy", "poddisruptionbudgets"),
 		rule(readWrite, "discovery.k8s.io", "endpointslices"),
 		rule([]string{"delete", "deletecollection"}, "results.batchlet.dev", "containerresults"),
+		rule([]string{"delete", "deletecollection"}, "batchlet.dev", "workqueues"),
 	}, viewRules()...)
 }
 
@@ -86,8 +88,16 @@ func BootstrapClusterRoles() []*rbacv1.ClusterRole {
 			rule([]string{"create"}, "authentication.k8s.io", "selfsubjectreviews")}},
 		{ObjectMeta: bootstrapMeta("system:public-info-viewer", nil), Rules: []rbacv1.PolicyRule{
 			urls([]string{"get"}, "/healthz", "/livez", "/readyz", "/version", "/version/")}},
+		// What a joining node's bootstrap token may do: ask for its client
+		// certificate and watch for it.
+		{ObjectMeta: bootstrapMeta("system:node-bootstrapper", nil), Rules: []rbacv1.PolicyRule{
+			rule([]string{"create", "get", "list", "watch"}, "certificates.k8s.io", "certificatesigningrequests")}},
 	}
 }
+
+// NodeBootstrapTokenGroup is the extra group of the bootstrap tokens nodes
+// join with (kubeadm's default-node-token group).
+const NodeBootstrapTokenGroup = "system:bootstrappers:kubeadm:default-node-token"
 
 // BootstrapClusterRoleBindings bind the bootstrap roles as upstream does.
 func BootstrapClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
@@ -103,5 +113,9 @@ func BootstrapClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 		bind("system:discovery", group("system:authenticated")),
 		bind("system:basic-user", group("system:authenticated")),
 		bind("system:public-info-viewer", group("system:authenticated"), group("system:unauthenticated")),
+		// kubeadm's binding of the tokens `batchlet token create` makes.
+		{ObjectMeta: bootstrapMeta("kubeadm:kubelet-bootstrap", nil),
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:node-bootstrapper"},
+			Subjects: []rbacv1.Subject{group(NodeBootstrapTokenGroup)}},
 	}
 }

@@ -16,11 +16,11 @@ import (
 func JobSets() *Resource {
 	return &Resource{
 		GVR: jobsetv1alpha2.GroupVersion.WithResource("jobsets"), Kind: "JobSet", Singular: "jobset", Namespaced: true,
-		Subresources: []string{"status"},
-		New:          func() runtime.Object { return &jobsetv1alpha2.JobSet{} },
-		NewList:      func() runtime.Object { return &jobsetv1alpha2.JobSetList{} },
-		HasSpec:      true,
-		DefaultRaw:   defaults.JobSetUnstructured,
+		Subresources: []string{"status"}, NoStrategicMerge: true,
+		New:        func() runtime.Object { return &jobsetv1alpha2.JobSet{} },
+		NewList:    func() runtime.Object { return &jobsetv1alpha2.JobSetList{} },
+		HasSpec:    true,
+		DefaultRaw: defaults.JobSetUnstructured,
 		PrepareForCreate: func(obj runtime.Object) {
 			js := obj.(*jobsetv1alpha2.JobSet)
 			js.Status = jobsetv1alpha2.JobSetStatus{}

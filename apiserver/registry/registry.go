@@ -86,6 +86,10 @@ type Resource struct {
 	// each item's apiVersion and kind.
 	CustomResource bool
 	Definition     string
+	// NoStrategicMerge: strategic merge patches are refused, as for the
+	// upstream CRD the resource mirrors (JobSets); custom resources never
+	// take them.
+	NoStrategicMerge bool
 
 	// StorageGVK, when set, says the resource is a view of another kind's
 	// store (events.k8s.io/v1 events over core/v1 events): objects are kept
@@ -124,13 +128,17 @@ func (r *Resource) HasSubresource(sub string) bool {
 	return false
 }
 
-// All returns every served resource, in discovery order.
+// All returns every built-in served resource, in discovery order. It is the
+// one list of what the server serves: discovery reads it at run time and the
+// OpenAPI documents are generated from it (apiserver/openapi/internal/build),
+// and a test checks the two agree. Custom resources are added at run time.
 func All() []*Resource {
 	return []*Resource{
 		Namespaces(), Pods(), Nodes(), Events(), Services(), Endpoints(), ConfigMaps(), Secrets(), ServiceAccounts(),
 		EventsV1(), Leases(), EndpointSlices(), PodDisruptionBudgets(), Jobs(), JobSets(),
 		SelfSubjectReviews(), SelfSubjectAccessReviews(), SelfSubjectRulesReviews(),
-		ClusterRoleBindings(), ClusterRoles(), RoleBindings(), Roles(),
+		ClusterRoleBindings(), ClusterRoles(), RoleBindings(), Roles(), CustomResourceDefinitions(),
+		CertificateSigningRequests(),
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 
 	batch "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -138,54 +137,48 @@ func (c *Controller) createPod(ctx context.Context, job *batch.Job, pod *v1.Pod)
 	return nil
 }
 
-// trackAndFlush runs the finalizer protocol: write status with the new
-// uncounted pods and interim condition, remove finalizers, then write the
-// counters and, once nothing is pending, the final condition.
+// trackAndFlush runs the finalizer protocol (runTracking) through the API,
+// then records what the writes committed: the sync's events, the
+// backoff record and the metrics.
 func (c *Controller) trackAndFlush(ctx context.Context, key string, st *syncState, observed *batch.JobStatus) error {
-	tp := st.track()
-	flushed := false
-	if !equality.Semantic.DeepEqual(*observed, st.job.Status) {
-		if err := c.updateStatus(ctx, st, observed); err != nil {
-			return fmt.Errorf("adding uncounted pods to status: %w", err)
-		}
-		flushed = true
-		c.emitEvents(st)
-		c.recordIndexes(st.job, tp)
-	}
-	for action, n := range tp.pfpActions {
+	res, err := runTracking(st, observed, apiEffects{c: c, ctx: ctx, key: key})
+	for action, n := range res.plan.pfpActions {
 		c.metrics.pfpHandled.WithLabelValues(string(action)).Add(float64(n))
 	}
-	removed, rmErr := c.removeFinalizers(ctx, key, tp.removeFinalizers)
-	if !flushed && rmErr == nil {
+	if res.wroteStatus || err == nil {
+		// Committed: a status write succeeded (a retried sync would
+		// otherwise record them again), or nothing needed writing.
 		c.backoff.set(key, st.newBackoff)
+		c.emitEvents(st)
 	}
-	before := st.job.Status.DeepCopy()
-	if rmErr != nil {
-		cleanUncounted(&st.job.Status, tp.uidsWithFinalizer.Difference(removed))
-		if !equality.Semantic.DeepEqual(*before, st.job.Status) {
-			if err := c.updateStatus(ctx, st, before); err != nil {
-				return fmt.Errorf("removing uncounted pods from status: %w", err)
-			}
-		}
-		return rmErr
+	if res.wroteStatus {
+		c.recordIndexes(st.job, res.plan)
 	}
-	finished := st.finishTracking(tp, removed)
-	if equality.Semantic.DeepEqual(*before, st.job.Status) {
-		return nil
-	}
-	if err := c.updateStatus(ctx, st, before); err != nil {
-		return fmt.Errorf("removing uncounted pods from status: %w", err)
-	}
-	if finished {
+	if res.finished {
 		c.recordFinished(st.job, st.finishedCond)
 	}
-	return nil
+	return err
 }
 
-// emitEvents records the events of the status just written. They follow
-// the write: a sync whose write conflicts (a stale cache, a concurrent
-// spec change) is retried, and its events would otherwise be recorded once
-// per try (a Resumed with count 2).
+// apiEffects are the protocol's writes through client-go.
+type apiEffects struct {
+	c   *Controller
+	ctx context.Context
+	key string
+}
+
+func (e apiEffects) writeStatus(st *syncState, before *batch.JobStatus) error {
+	return e.c.updateStatus(e.ctx, st, before)
+}
+
+func (e apiEffects) removeFinalizers(pods []*v1.Pod) (sets.Set[types.UID], error) {
+	return e.c.removeFinalizers(e.ctx, e.key, pods)
+}
+
+// emitEvents records the events of the sync once its status is written.
+// They follow the write: a sync whose write conflicts (a stale cache, a
+// concurrent spec change) is retried, and its events would otherwise be
+// recorded once per try (a Resumed with count 2).
 func (c *Controller) emitEvents(st *syncState) {
 	for _, ev := range st.events {
 		c.recorder.Event(st.job, ev.kind, ev.reason, ev.message)
@@ -204,7 +197,6 @@ func (c *Controller) updateStatus(ctx context.Context, st *syncState, previous *
 	status := st.job.Status
 	st.job = updated
 	st.job.Status = status
-	c.backoff.set(jobKey(updated), st.newBackoff)
 	c.recordPodsFinished(updated, previous)
 	return nil
 }
@@ -242,20 +234,14 @@ func (c *Controller) removeFinalizers(ctx context.Context, key string, pods []*v
 	return removed, errors.Join(errs...)
 }
 
-// recordFinished emits the completion or failure event and metric, and
-// remembers the Job until the informer shows its terminal status.
+// recordFinished counts the finished Job in the metrics and remembers it
+// until the informer shows its terminal status.
 func (c *Controller) recordFinished(job *batch.Job, cond *batch.JobCondition) {
-	mode := completionModeOf(job)
+	result := "failed"
 	if cond.Type == batch.JobComplete {
-		if job.Spec.Completions != nil && job.Status.Succeeded > *job.Spec.Completions {
-			c.recorder.Event(job, v1.EventTypeWarning, eventTooManySucceeded, msgTooManySucceeded)
-		}
-		c.recorder.Event(job, v1.EventTypeNormal, eventCompleted, msgCompleted)
-		c.metrics.jobsFinished.WithLabelValues(mode, "succeeded", cond.Reason).Inc()
-	} else {
-		c.recorder.Event(job, v1.EventTypeWarning, cond.Reason, cond.Message)
-		c.metrics.jobsFinished.WithLabelValues(mode, "failed", cond.Reason).Inc()
+		result = "succeeded"
 	}
+	c.metrics.jobsFinished.WithLabelValues(completionModeOf(job), result, cond.Reason).Inc()
 	c.markFinished(job)
 }
 

@@ -45,18 +45,13 @@ func (s *backoffStore) remove(key string) {
 
 // nextBackoffRecord folds the newly finished pods into the record: failures
 // accumulate until a success, after which only failures that finished
-// strictly after the latest success count.
-//
-// Pods whose containers were lost by their node rather than failing
-// (ContainerStatusUnknown: a node agent restarted after its host did) start
-// no backoff: a restart of the control plane is not the Job's failure, and
-// a whole parallelism of such pods would otherwise idle the Job for the
-// maximum delay (docs/differences.md). They still count as failed pods.
+// strictly after the latest success count. Pods lost to the control plane
+// (lostToControlPlane) start no backoff.
 func nextBackoffRecord(old backoffRecord, newSucceeded, newFailed []*v1.Pod) backoffRecord {
 	succeeded := append([]*v1.Pod(nil), newSucceeded...)
 	var failed []*v1.Pod
 	for _, p := range newFailed {
-		if !lostByNode(p) {
+		if !lostToControlPlane(p) {
 			failed = append(failed, p)
 		}
 	}
@@ -92,7 +87,7 @@ func (r backoffRecord) remaining(now time.Time, base, limit time.Duration) time.
 // remainingPerIndex is the backoffLimitPerIndex delay of an index whose last
 // failed pod is given (nil: no delay).
 func remainingPerIndex(now time.Time, base, limit time.Duration, lastFailed *v1.Pod) time.Duration {
-	if lastFailed == nil {
+	if lastFailed == nil || lostToControlPlane(lastFailed) {
 		return 0
 	}
 	t := finishedTime(lastFailed)
@@ -122,16 +117,32 @@ func remainingForFailures(now time.Time, base, limit time.Duration, failures int
 
 func durationOf(ns int64) time.Duration { return time.Duration(ns) }
 
-// lostByNode says whether every terminated container of a failed pod was
+// lostToControlPlane says whether a failed pod was ended by batchlet's own
+// node agent rather than by its containers: the agent lost them when it
+// restarted (a server kill -9, a host reboot) and marked the pod with a
+// DisruptionTarget condition (TerminationByKubelet) and its containers
+// ContainerStatusUnknown. Unlike upstream, such a pod counts neither
+// against backoffLimit nor towards status.failed, and starts no backoff,
+// unless a podFailurePolicy rule matches it (docs/differences.md): a
+// restart of the control plane is not the Job's failure.
+func lostToControlPlane(p *v1.Pod) bool {
+	c := podCondition(p, v1.DisruptionTarget)
+	if c == nil || c.Status != v1.ConditionTrue || c.Reason != v1.PodReasonTerminationByKubelet {
+		return false
+	}
+	return containersLost(p)
+}
+
+// containersLost says whether every terminated container of a pod was
 // lost by its node (reason ContainerStatusUnknown) rather than ending.
-func lostByNode(p *v1.Pod) bool {
+func containersLost(p *v1.Pod) bool {
 	lost := false
 	for _, cs := range p.Status.ContainerStatuses {
 		t := cs.State.Terminated
 		if t == nil {
 			continue
 		}
-		if t.Reason != "ContainerStatusUnknown" {
+		if t.Reason != reasonContainerStatusUnknown {
 			return false
 		}
 		lost = true

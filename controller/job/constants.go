@@ -27,6 +27,9 @@ const (
 	// server appends to generateName.
 	maxGeneratedNameLength = 58
 	controllerComponent    = "job-controller"
+	// reasonContainerStatusUnknown is the kubelet's reason for a container
+	// it could not locate.
+	reasonContainerStatusUnknown = "ContainerStatusUnknown"
 )
 
 // Condition messages and reasons written by the controller.

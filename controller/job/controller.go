@@ -27,7 +27,8 @@ type Options struct {
 	// SyncBatchPeriod batches syncs triggered by pod changes (default 1s).
 	SyncBatchPeriod time.Duration
 	// PodFailureBackOff / MaxPodFailureBackOff: the exponential delay before
-	// replacing failed pods (defaults 10s / 10m).
+	// replacing failed pods (defaults 10s / 10m, upstream's). A Job's
+	// PodFailureBackoffAnnotation overrides them.
 	PodFailureBackOff    time.Duration
 	MaxPodFailureBackOff time.Duration
 	// MaxUncountedPods and MaxPodCreateDeletePerSync (defaults 500).
@@ -120,6 +121,9 @@ const podByJobIndex = "job-controller-uid"
 func New(cc controllerctx.Context, opts Options) (*Controller, error) {
 	cc = cc.WithDefaults()
 	opts = withDefaults(opts)
+	if err := ValidatePodFailureBackoff(opts.PodFailureBackOff, opts.MaxPodFailureBackOff); err != nil {
+		return nil, fmt.Errorf("job controller: %w", err)
+	}
 	m, err := newMetrics(cc.Registerer)
 	if err != nil {
 		return nil, fmt.Errorf("register job controller metrics: %w", err)

@@ -117,6 +117,12 @@ func newSyncState(in syncInput) *syncState {
 	}
 	in.live = filterPods(in.pods, isLive)
 	st := &syncState{syncInput: in, action: actionReconciling}
+	var ev *event
+	// A bad annotation is reported once, as the Job starts, not at every
+	// status write.
+	if st.tun, ev = jobTunables(in.job, in.tun); ev != nil && in.job.Status.StartTime == nil {
+		st.events = append(st.events, *ev)
+	}
 	st.activePods = filterPods(in.live, isActive)
 	st.active = int32(len(st.activePods))
 	st.ready = countPods(st.activePods, isPodReady)

@@ -23,7 +23,7 @@ type outcome struct {
 	rmFinal  []string
 }
 
-// runPure runs decide → afterPodOps → track → finishTracking as if every
+// runPure runs decide → afterPodOps → track → countReleased as if every
 // pod operation and patch succeeded.
 func runPure(job *batch.Job, pods []*v1.Pod, mods ...func(*syncInput)) outcome {
 	in := syncInput{job: job.DeepCopy(), pods: pods, satisfiedExpectations: true, now: now, tun: defaultTunables()}
@@ -46,7 +46,7 @@ func runPure(job *batch.Job, pods []*v1.Pod, mods ...func(*syncInput)) outcome {
 		removed.Insert(p.UID)
 		names = append(names, p.Name)
 	}
-	finished := st.finishTracking(tp, removed)
+	finished := st.countReleased(tp, removed, true)
 	return outcome{st: st, finished: finished, rmFinal: names}
 }
 

@@ -16,10 +16,13 @@ type pfpResult struct {
 }
 
 // matchPodFailurePolicy evaluates the rules in order; the first matching rule
-// with a known action decides. No match means the failure counts.
+// with a known action decides. No match means the failure counts, except
+// for a pod lost to the control plane, which batchlet ignores as upstream's
+// Ignore action would (lostToControlPlane).
 func matchPodFailurePolicy(policy *batch.PodFailurePolicy, pod *v1.Pod) pfpResult {
+	noMatch := pfpResult{count: !lostToControlPlane(pod)}
 	if policy == nil {
-		return pfpResult{count: true}
+		return noMatch
 	}
 	for i, rule := range policy.Rules {
 		if !knownAction(rule.Action) {
@@ -51,7 +54,7 @@ func matchPodFailurePolicy(policy *batch.PodFailurePolicy, pod *v1.Pod) pfpResul
 		}
 		return res
 	}
-	return pfpResult{count: true}
+	return noMatch
 }
 
 func knownAction(a batch.PodFailurePolicyAction) bool {

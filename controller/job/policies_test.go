@@ -79,6 +79,7 @@ func TestMatchPodFailurePolicy(t *testing.T) {
 		p.Status.Conditions = []v1.PodCondition{{Type: v1.DisruptionTarget, Status: s}}
 		return p
 	}
+	lost := func() *v1.Pod { return markLost(exit(137)) }
 	cases := map[string]struct {
 		rules      []batch.PodFailurePolicyRule
 		pod        *v1.Pod
@@ -98,6 +99,11 @@ func TestMatchPodFailurePolicy(t *testing.T) {
 		"default - do not match condition with status=False": {rules: []batch.PodFailurePolicyRule{onCond("Ignore", "")}, pod: withCond(exit(1), v1.ConditionFalse), wantCount: true},
 		"job fail rule matched for pod conditions":           {rules: []batch.PodFailurePolicyRule{onCond("FailJob", v1.ConditionTrue)}, pod: withCond(exit(1), v1.ConditionTrue), wantCount: true, wantAction: "FailJob", wantMsg: "Pod ns/p has condition DisruptionTarget matching FailJob rule at index 0"},
 		"FailIndex counts":                                   {rules: []batch.PodFailurePolicyRule{onExit("FailIndex", "In", 3)}, pod: exit(3), wantCount: true, wantAction: "FailIndex"},
+		"pod lost to the control plane does not count":       {pod: lost()},
+		"lost pod, no rule matched: does not count":          {rules: []batch.PodFailurePolicyRule{onExit("FailJob", "In", 42)}, pod: lost()},
+		"lost pod matched by a Count rule counts":            {rules: []batch.PodFailurePolicyRule{onCond("Count", "")}, pod: lost(), wantCount: true, wantAction: "Count"},
+		"lost pod matched by a FailJob rule fails the job":   {rules: []batch.PodFailurePolicyRule{onCond("FailJob", "")}, pod: lost(), wantCount: true, wantAction: "FailJob", wantMsg: "Pod ns/p has condition DisruptionTarget matching FailJob rule at index 0"},
+		"DisruptionTarget of another reason counts":          {pod: withCond(exit(137), v1.ConditionTrue), wantCount: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -144,19 +150,59 @@ func TestNextBackoffRecordResetsOnSuccess(t *testing.T) {
 	}
 }
 
-// TestNextBackoffRecordSkipsPodsLostByTheirNode: pods whose containers the
-// node lost (ContainerStatusUnknown) start no backoff; a real failure does.
-func TestNextBackoffRecordSkipsPodsLostByTheirNode(t *testing.T) {
+// TestNextBackoffRecordSkipsPodsLostToTheControlPlane: pods the node agent
+// lost (DisruptionTarget TerminationByKubelet, ContainerStatusUnknown) start
+// no backoff; a real failure does, and so does ContainerStatusUnknown alone.
+func TestNextBackoffRecordSkipsPodsLostToTheControlPlane(t *testing.T) {
 	pods := mkPods(podSpec{phase: v1.PodFailed, index: -1, exit: 137}, podSpec{phase: v1.PodFailed, index: -1, exit: 137},
-		podSpec{phase: v1.PodFailed, index: -1, exit: 1})
+		podSpec{phase: v1.PodFailed, index: -1, exit: 1}, podSpec{phase: v1.PodFailed, index: -1, exit: 137})
 	for _, p := range pods[:2] {
-		p.Status.ContainerStatuses[0].State.Terminated.Reason = "ContainerStatusUnknown"
+		markLost(p)
 	}
+	pods[3].Status.ContainerStatuses[0].State.Terminated.Reason = "ContainerStatusUnknown"
 	if rec := nextBackoffRecord(backoffRecord{}, nil, pods[:2]); rec.failuresAfterLastSuccess != 0 || rec.lastFailureTime != nil {
 		t.Errorf("lost pods started a backoff: %+v", rec)
 	}
-	if rec := nextBackoffRecord(backoffRecord{}, nil, pods); rec.failuresAfterLastSuccess != 1 {
-		t.Errorf("failuresAfterLastSuccess = %d, want 1 (the real failure only)", rec.failuresAfterLastSuccess)
+	if rec := nextBackoffRecord(backoffRecord{}, nil, pods); rec.failuresAfterLastSuccess != 2 {
+		t.Errorf("failuresAfterLastSuccess = %d, want 2 (the real failures only)", rec.failuresAfterLastSuccess)
+	}
+	if d := remainingPerIndex(now, time.Second, time.Minute, pods[0]); d != 0 {
+		t.Errorf("per-index delay after a lost pod = %v, want 0", d)
+	}
+}
+
+// markLost makes p a pod the node agent lost when it restarted.
+func markLost(p *v1.Pod) *v1.Pod {
+	for i := range p.Status.ContainerStatuses {
+		p.Status.ContainerStatuses[i].State.Terminated.Reason = "ContainerStatusUnknown"
+	}
+	p.Status.Conditions = append(p.Status.Conditions, v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue,
+		Reason: v1.PodReasonTerminationByKubelet, Message: "Pod was terminated because its containers were lost when the node agent restarted."})
+	return p
+}
+
+// TestDecideLostPodsAreNotFailures: with backoffLimit 0, a pod lost to the
+// control plane is replaced at once and neither fails the Job nor shows in
+// status.failed; a real failure still fails it.
+func TestDecideLostPodsAreNotFailures(t *testing.T) {
+	job := baseJob(ptr.To[int32](2), 2)
+	job.Spec.BackoffLimit = ptr.To[int32](0)
+	pods := mkPods(podSpec{phase: v1.PodFailed, index: -1, exit: 137}, podSpec{phase: v1.PodRunning, index: -1})
+	markLost(pods[0])
+	out := runPure(job, pods)
+	if out.finished || out.st.finishedCond != nil || out.st.job.Status.Failed != 0 {
+		t.Fatalf("finished %v cond %+v failed %d, want a running Job with no failure", out.finished, out.st.finishedCond, out.st.job.Status.Failed)
+	}
+	if len(out.st.creates) != 1 || out.st.requeueAfter != 0 {
+		t.Fatalf("creates %d requeueAfter %v, want one replacement at once", len(out.st.creates), out.st.requeueAfter)
+	}
+	if !slices.Equal(out.rmFinal, []string{"p0"}) {
+		t.Fatalf("finalizers removed from %v, want p0", out.rmFinal)
+	}
+	pods = mkPods(podSpec{phase: v1.PodFailed, index: -1, exit: 1}, podSpec{phase: v1.PodRunning, index: -1})
+	// Failed 2: the failure and the running pod the failing Job deletes.
+	if out := runPure(job, pods); out.st.job.Status.Failed != 2 || !slices.Contains(conds(out.st.job), "FailureTarget=True/BackoffLimitExceeded") {
+		t.Fatalf("real failure: failed %d conditions %v", out.st.job.Status.Failed, conds(out.st.job))
 	}
 }
 

@@ -95,7 +95,8 @@ func (st *syncState) trackedPods() []trackedPod {
 }
 
 // trackFailed records a failed pod (or a pod of a failing Job) as an
-// uncounted failure unless the pod failure policy ignores it.
+// uncounted failure unless the pod failure policy ignores it (or, with no
+// rule matching, it was lost to the control plane).
 func (st *syncState) trackFailed(p *v1.Pod, tp *trackPlan) {
 	job := st.job
 	if st.uncountedFailed.Has(p.UID) {
@@ -104,14 +105,12 @@ func (st *syncState) trackFailed(p *v1.Pod, tp *trackPlan) {
 	if isIndexed(job) && !validIndex(p, *job.Spec.Completions) {
 		return
 	}
-	if job.Spec.PodFailurePolicy != nil {
-		r := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p)
-		if r.action != nil {
-			tp.pfpActions[*r.action]++
-		}
-		if !r.count {
-			return
-		}
+	r := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p)
+	if r.action != nil {
+		tp.pfpActions[*r.action]++
+	}
+	if !r.count {
+		return
 	}
 	job.Status.UncountedTerminatedPods.Failed = append(job.Status.UncountedTerminatedPods.Failed, p.UID)
 	st.uncountedFailed.Insert(p.UID)
@@ -195,27 +194,4 @@ func keepUIDs(uids []types.UID, keep sets.Set[types.UID]) []types.UID {
 		}
 	}
 	return out
-}
-
-// finishTracking runs after the finalizer patches: removed holds the UIDs
-// whose finalizer is gone. It counts them and, when nothing is left
-// uncounted or terminating, sets the final condition. It reports whether
-// the Job finished.
-func (st *syncState) finishTracking(tp *trackPlan, removed sets.Set[types.UID]) bool {
-	with := tp.uidsWithFinalizer.Difference(removed)
-	cleanUncounted(&st.job.Status, with)
-	if tp.reachedMax || st.finishedCond == nil {
-		return false
-	}
-	u := st.job.Status.UncountedTerminatedPods
-	if len(u.Succeeded)+len(u.Failed) > 0 || st.terminating > 0 {
-		return false
-	}
-	c := st.finishedCond
-	st.job.Status.Conditions, _ = ensureConditionStatus(st.job.Status.Conditions, c.Type, c.Status, c.Reason, c.Message, st.now)
-	if c.Type == batch.JobComplete {
-		t := c.LastTransitionTime
-		st.job.Status.CompletionTime = &t
-	}
-	return true
 }

@@ -1,14 +1,16 @@
-// Package containerinit starts a container inside its image's root
-// filesystem: the image runtime (the agent itself, or the container's shim)
-// starts the agent's own binary as PID 1 of the container's new PID, mount
-// and UTS namespaces, with argv[0] Arg0 and the Spec as argv[1]; this
-// package's init function recognises that before any other package of the
-// binary initialises (it imports nothing heavy, so Go runs it early),
-// builds the container's root there (overlay of the image's layers, /dev,
-// /sys, bind mounts), mounts its /proc, pivot_roots into it, takes the
+// Package containerinit starts every namespaced container, host command
+// or image: the runtime (the agent itself, or the container's shim) starts
+// the agent's own binary as PID 1 of the container's new PID, mount and UTS
+// namespaces, with argv[0] Arg0 and the Spec as argv[1]; this package's
+// init function recognises that before any other package of the binary
+// initialises (it imports nothing heavy, so Go runs it early), builds the
+// container's view of the files there (see setUpMounts: the image's root or
+// the host's, a private /dev, a read-only /sys, the bind mounts, a fresh
+// /proc with runc's masks, the agent's files hidden), pivot_roots into an
+// image's root, narrows the capabilities to the container's set, takes the
 // container's user and groups, and execs the command, which becomes PID 1.
-// Because the init builds the root itself, whatever starts it needs no
-// mount code: a shim starts image containers as it starts any command.
+// Because the init makes the container's mounts itself, whatever starts it
+// needs no mount code: a shim starts every container the same way.
 //
 // Before the exec, errors go to file descriptor 3 (the status pipe, closed
 // on exec): the runtime reads it to tell a command that could not start
@@ -36,17 +38,27 @@ const StatusFD = 3
 // Spec is what the init needs; it travels as JSON in argv[1]. The
 // environment is the container's.
 type Spec struct {
-	// Rootfs is where the container's root is mounted (Dir/merged), seen
-	// from the host.
-	Rootfs string `json:"rootfs"`
+	// Rootfs is where an image container's root is mounted (Dir/merged),
+	// seen from the host; empty for a host container, whose root stays the
+	// host's as its mount namespace shows it.
+	Rootfs string `json:"rootfs,omitempty"`
 	// Dir holds the attempt's overlay upper/ and work/ directories.
-	Dir string `json:"dir"`
+	Dir string `json:"dir,omitempty"`
 	// Lower are the image's unpacked layers, bottom first.
 	Lower []string `json:"lower,omitempty"`
 	// Copied: the runtime copied the layers into Rootfs (no overlayfs).
-	Copied   bool    `json:"copied,omitempty"`
-	Hostname string  `json:"hostname"`
-	Mounts   []Mount `json:"mounts,omitempty"`
+	Copied   bool   `json:"copied,omitempty"`
+	Hostname string `json:"hostname"`
+	// Mounts are bound into the root in order (the pod's /etc/hosts, a
+	// host container's private /tmp, the volumes).
+	Mounts []Mount `json:"mounts,omitempty"`
+	// Hide are host paths a host container must not see (the agent's data
+	// dir, its credentials): each is covered with an empty read-only
+	// tmpfs, or /dev/null for a file. The host's /tmp (at HostTmp) always
+	// is. Keep are directories under them that stay visible at their
+	// paths (the container's default working directory).
+	Hide []string `json:"hide,omitempty"`
+	Keep []string `json:"keep,omitempty"`
 
 	Argv    []string `json:"argv"`
 	WorkDir string   `json:"workDir"`
@@ -57,6 +69,14 @@ type Spec struct {
 	RunAsGroup *int64 `json:"runAsGroup,omitempty"`
 	// Groups are supplementary groups besides the user's own.
 	Groups []int64 `json:"groups,omitempty"`
+	// Privileged keeps every capability; otherwise the container gets
+	// DefaultCaps with CapAdd added and CapDrop removed.
+	Privileged bool     `json:"privileged,omitempty"`
+	CapAdd     []string `json:"capAdd,omitempty"`
+	CapDrop    []string `json:"capDrop,omitempty"`
+	// NoNewPrivs: allowPrivilegeEscalation false (setuid programs and file
+	// capabilities give the command nothing).
+	NoNewPrivs bool `json:"noNewPrivs,omitempty"`
 }
 
 func init() {
@@ -77,10 +97,11 @@ func run(arg string) error {
 	if err := json.Unmarshal([]byte(arg), &spec); err != nil {
 		return fmt.Errorf("container init: %w", err)
 	}
-	if err := buildRootfs(spec); err != nil {
+	if err := setUpMounts(spec); err != nil {
 		return err
 	}
-	if err := enterRootfs(spec.Rootfs); err != nil {
+	keep, err := capSet(spec)
+	if err != nil {
 		return err
 	}
 	ids, err := resolveUser(spec)
@@ -101,6 +122,14 @@ func run(arg string) error {
 	if err != nil {
 		return fmt.Errorf("exec: %q: %w", spec.Argv[0], err)
 	}
+	if err := limitCaps(keep); err != nil {
+		return err
+	}
+	if spec.NoNewPrivs {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("set no_new_privs: %w", err)
+		}
+	}
 	if err := syscall.Setgroups(intsOf(ids.groups)); err != nil {
 		return fmt.Errorf("setgroups: %w", err)
 	}
@@ -117,14 +146,8 @@ func run(arg string) error {
 	return fmt.Errorf("exec: %q: %w", spec.Argv[0], err)
 }
 
-// enterRootfs mounts the container's /proc (this process is PID 1 of the
-// new PID namespace, whose view /proc takes) and makes rootfs the root,
-// detaching the host's.
+// enterRootfs makes rootfs the root, detaching the host's.
 func enterRootfs(rootfs string) error {
-	proc := filepath.Join(rootfs, "proc")
-	if err := unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mount /proc: %w", err)
-	}
 	if err := unix.Chdir(rootfs); err != nil {
 		return fmt.Errorf("enter rootfs: %w", err)
 	}
@@ -137,6 +160,36 @@ func enterRootfs(rootfs string) error {
 		return fmt.Errorf("detach the host's root: %w", err)
 	}
 	return unix.Chdir("/")
+}
+
+// mountProc mounts a proc file system at proc for this process's PID
+// namespace (the kernel takes the mounting process's), so the container
+// sees its own processes and none of the host's, then makes the host-wide
+// knobs under it read-only and hides the kernel's memory and keyrings, as
+// runc's default masked and read-only paths do.
+func mountProc(proc string) error {
+	if err := unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount /proc: %w", err)
+	}
+	for _, p := range []string{"bus", "fs", "irq", "sys", "sysrq-trigger"} {
+		target := filepath.Join(proc, p)
+		if err := unix.Mount(target, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			continue // absent on this kernel
+		}
+		if err := unix.Mount("", target, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
+			return fmt.Errorf("make /proc/%s read-only: %w", p, err)
+		}
+	}
+	for _, p := range []string{"kcore", "keys", "timer_list"} {
+		target := filepath.Join(proc, p)
+		if _, err := os.Stat(target); err != nil {
+			continue
+		}
+		if err := unix.Mount("/dev/null", target, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("mask /proc/%s: %w", p, err)
+		}
+	}
+	return nil
 }
 
 func lookupEnv(env []string, key string) string {

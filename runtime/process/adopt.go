@@ -270,8 +270,8 @@ func (p *pod) resumeAttempt(c *ctr, a *adoption) (code int32, ran time.Duration,
 	if b, err := os.ReadFile(a.base + ".shim"); err == nil {
 		_ = json.Unmarshal(b, &spec)
 	}
-	pr := &proc{pid: st.Pid, pidStart: st.PidStart, shim: &shimRef{base: a.base}, ns: spec.Namespaces || spec.Init,
-		image: spec.Init, exited: make(chan struct{}), drained: make(chan struct{})}
+	pr := &proc{pid: st.Pid, pidStart: st.PidStart, shim: &shimRef{base: a.base}, ns: spec.Init,
+		image: spec.ImageID != "", exited: make(chan struct{}), drained: make(chan struct{})}
 	p.holdAdoptedImage(spec)
 	close(pr.drained) // the output of an adopted shim goes to its log only
 	if spec.CgroupDir != "" {

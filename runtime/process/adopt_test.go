@@ -113,8 +113,12 @@ func TestAdoptRunningContainer(t *testing.T) {
 	r, _ := newTestRuntime(t, nil)
 	dir := t.TempDir()
 	release := filepath.Join(dir, "release")
-	pod := testPod("adopt1", corev1.RestartPolicyNever,
-		shC("main", "echo before; until [ -f "+shim.InPod(release)+" ]; do sleep 0.02; done; echo after; exit 3"))
+	// The container sees the host's directory through a hostPath volume
+	// (nothing else of the host's /tmp).
+	c := shC("main", "echo before; until [ -f /release/release ]; do sleep 0.02; done; echo after; exit 3")
+	c.VolumeMounts = []corev1.VolumeMount{{Name: "release", MountPath: "/release"}}
+	pod := testPod("adopt1", corev1.RestartPolicyNever, c)
+	pod.Spec.Volumes = []corev1.Volume{{Name: "release", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: dir}}}}
 	if err := r.StartPod(context.Background(), pod, fakeResolver{}); err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/batchlet/batchlet/runtime"
+	"github.com/batchlet/batchlet/runtime/containerinit"
 	"github.com/batchlet/batchlet/runtime/shim"
 )
 
@@ -110,7 +111,7 @@ func (p *pod) attempt(c *ctr, n int) (code int32, ran time.Duration, ok bool) {
 	} else if workDir == "" {
 		workDir = filepath.Join(p.dir, "work")
 		if p.rt.namespaces {
-			workDir = shim.InPod(workDir)
+			workDir = containerinit.InPod(workDir)
 		}
 	}
 	p.mu.Lock()
@@ -208,10 +209,14 @@ func (p *pod) await(c *ctr, pr *proc, started metav1.Time, id, logPath string) (
 }
 
 // resolveEnv builds c's environment, waiting CreateContainerConfigError
-// while a referenced ConfigMap or Secret is missing.
+// while a referenced ConfigMap or Secret is missing, or while a host
+// container that must not run as root would.
 func (p *pod) resolveEnv(c *ctr) ([]envVar, bool) {
 	for {
 		env, err := buildEnv(context.Background(), p.api, c.spec, p.res, p.hostname)
+		if err == nil && !p.runsImages() {
+			err = p.verifyRunAsNonRoot(c)
+		}
 		if err == nil {
 			return env, true
 		}
@@ -397,38 +402,29 @@ func (p *pod) containerCgroup(c *ctr, n int, pr *proc) *os.File {
 	return f
 }
 
-// launch starts pr.cmd and has it waited for, closing pr.exited then: an
-// image container (see startInImage), or, without shims (Config.NoShims),
-// a host command: PID 1 of new PID, mount and UTS namespaces (see
-// shim.StartNamespaced) or a plain process group.
+// launch starts pr.cmd without a shim (Config.NoShims) and has it waited
+// for, closing pr.exited then: with namespaces, the container init runs it
+// (see startInit), as a shim does; without, a plain process group.
 func (p *pod) launch(pr *proc, c *ctr, env []envVar) error {
 	cmd := pr.cmd
-	if c.image != nil {
-		if !pr.ns {
-			return fmt.Errorf("the image runtime needs root and Linux namespaces")
-		}
-		pr.image = true
-		return p.startInImage(pr, c, c.image)
-	}
-	// The command is looked up with the container's PATH, and where the
-	// container sees its files (it may come from a volume).
-	resolve := func() error {
-		path, err := lookPath(cmd.Args[0], env, cmd.Dir)
-		if err != nil {
-			return fmt.Errorf("exec: %q: %w", cmd.Args[0], err)
-		}
-		cmd.Path = path
-		return nil
-	}
+	pr.image = c.image != nil
 	if pr.ns {
-		ns := shim.NS{Hostname: p.hostname, HostsFile: p.hostsPath(),
-			TmpDir: filepath.Join(p.dir, "tmp"), Mounts: p.mounts(c)}
-		return shim.StartNamespaced(cmdStarter(cmd), ns, resolve, nil, pr.exited)
+		spec, err := p.initSpec(c, cmd.Args, cmd.Dir)
+		if err != nil {
+			return err
+		}
+		return startInit(cmd, spec, pr.exited)
 	}
-	if err := resolve(); err != nil {
-		return err
+	if c.image != nil {
+		return errImagesNeedNamespaces
 	}
+	path, err := lookPath(cmd.Args[0], env, cmd.Dir)
+	if err != nil {
+		return fmt.Errorf("exec: %q: %w", cmd.Args[0], err)
+	}
+	cmd.Path = path
 	cmd.SysProcAttr.Setpgid = true
+	cmd.SysProcAttr.Credential = credential(p.api, c.spec)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -436,7 +432,7 @@ func (p *pod) launch(pr *proc, c *ctr, env []envVar) error {
 	return nil
 }
 
-// cmdStarter starts and waits for cmd (see shim.StartNamespaced).
+// cmdStarter starts and waits for cmd (see shim.StartInit).
 func cmdStarter(cmd *exec.Cmd) shim.Starter {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -463,8 +459,8 @@ func (r *Runtime) containerStdin(c *ctr) (stdinSource, error) {
 }
 
 // mounts lists c's volumeMounts as bind mounts.
-func (p *pod) mounts(c *ctr) []shim.Mount {
-	var out []shim.Mount
+func (p *pod) mounts(c *ctr) []containerinit.Mount {
+	var out []containerinit.Mount
 	for _, vm := range c.spec.VolumeMounts {
 		src, ok := p.volumes[vm.Name]
 		if !ok {
@@ -473,7 +469,7 @@ func (p *pod) mounts(c *ctr) []shim.Mount {
 		if vm.SubPath != "" {
 			src = filepath.Join(src, vm.SubPath)
 		}
-		out = append(out, shim.Mount{Source: src, Target: vm.MountPath, ReadOnly: vm.ReadOnly})
+		out = append(out, containerinit.Mount{Source: src, Target: vm.MountPath, ReadOnly: vm.ReadOnly})
 	}
 	return out
 }

@@ -13,12 +13,16 @@
 // namespace, in mount and UTS namespaces of its own: a goroutine of the
 // shim locked to a new OS thread unshares mount and UTS namespaces (with
 // CLONE_FS, which lets one thread of many do so), makes / private, sets the
-// pod's hostname, bind-mounts the pod's /etc/hosts, its private /tmp (the
-// host's /tmp stays at /run/batchlet/hosttmp) and the container's
+// pod's hostname, mounts a /dev of its own and a read-only /sys,
+// bind-mounts the pod's /etc/hosts, its private /tmp and the container's
 // volumeMounts at their mountPath (missing mount points are created;
-// readOnly remounts read-only), then clones the container from that thread
-// with CLONE_NEWPID, its own session, its cgroup and SIGKILL as
-// parent-death signal, and waits for it. The thread is never unlocked, so
+// readOnly remounts read-only), hides the data dir and the host's /tmp
+// under read-only tmpfs mounts (security.go, Config.HidePaths), then
+// clones the container init (runtime/containerinit, through
+// /proc/self/exe) from that thread with CLONE_NEWPID, its own session, its
+// cgroup and SIGKILL as parent-death signal, and waits for it; the init
+// mounts the PID namespace's /proc, keeps the default capabilities, takes
+// the securityContext's user and groups and execs the command. The thread is never unlocked, so
 // Go ends it with the goroutine instead of reusing a thread in foreign
 // namespaces, and the parent-death signal (sent when that thread ends) only
 // fires when the shim dies. exec joins a running container's namespaces

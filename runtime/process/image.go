@@ -123,7 +123,7 @@ func (p *pod) ensureImage(c *ctr, n int) (*containerImage, bool) {
 // overlay's lower directories) from garbage collection while the pod
 // lives, as ensureImage does for the containers this agent starts.
 func (p *pod) holdAdoptedImage(spec shim.Spec) {
-	if !spec.Init || p.rt.cfg.Images == nil || len(spec.ImageLayers) == 0 {
+	if p.rt.cfg.Images == nil || len(spec.ImageLayers) == 0 {
 		return
 	}
 	layers := make([]v1.Hash, 0, len(spec.ImageLayers))

@@ -206,6 +206,9 @@ func (p *pod) setup() error {
 		return err
 	}
 	p.volumes = vols
+	if err := p.applyFSGroup(); err != nil {
+		return err
+	}
 	if !p.rt.namespaces {
 		// Only namespaced containers see the pod's /etc/hosts.
 		return nil

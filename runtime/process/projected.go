@@ -58,6 +58,15 @@ func writeToken(ctx context.Context, pod *corev1.Pod, p *corev1.ServiceAccountTo
 	if defaultMode != nil {
 		mode = os.FileMode(*defaultMode)
 	}
+	// As the kubelet: a pod with a user of its own or an fsGroup gets its
+	// token readable by that user (0600) and group (0640) only.
+	uid, gid := fsUser(pod), fsGroupOf(pod)
+	if uid != nil || gid != nil {
+		mode = 0o600
+	}
+	if gid != nil {
+		mode |= 0o040
+	}
 	target := filepath.Join(dir, p.Path)
 	tmp := filepath.Join(dir, "."+p.Path+".tmp")
 	if err := os.WriteFile(tmp, []byte(token), mode); err != nil {
@@ -65,6 +74,11 @@ func writeToken(ctx context.Context, pod *corev1.Pod, p *corev1.ServiceAccountTo
 	}
 	if err := os.Chmod(tmp, mode); err != nil {
 		return fmt.Errorf("write token: %w", err)
+	}
+	if uid != nil || gid != nil {
+		if err := os.Lchown(tmp, idOr(uid), idOr(gid)); err != nil {
+			return fmt.Errorf("write token: %w", err)
+		}
 	}
 	return os.Rename(tmp, target)
 }

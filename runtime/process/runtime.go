@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/batchlet/batchlet/runtime"
+	"github.com/batchlet/batchlet/runtime/containerinit"
 	"github.com/batchlet/batchlet/runtime/image"
 	"github.com/batchlet/batchlet/runtime/shim"
 )
@@ -52,6 +53,11 @@ type Config struct {
 	// saves one exec per container. By default each container has a shim
 	// and outlives the agent.
 	NoShims bool
+	// HidePaths are host paths containers must not see besides RootDir:
+	// the data dir with the store and credentials, a kubeconfig. In
+	// namespaced containers each is covered with an empty read-only tmpfs
+	// (/dev/null for a file).
+	HidePaths []string
 }
 
 // Runtime runs pods as host processes. Create it with New.
@@ -90,6 +96,11 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("process runtime: %w", err)
 	}
 	cfg.RootDir = root
+	for i, h := range cfg.HidePaths {
+		if abs, err := filepath.Abs(h); err == nil {
+			cfg.HidePaths[i] = abs
+		}
+	}
 	if err := os.MkdirAll(cfg.RootDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create runtime root %s: %w", cfg.RootDir, err)
 	}
@@ -111,7 +122,7 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	if !cfg.DisableNamespaces {
 		if err := probeNamespaces(); err != nil {
-			r.log.Info("pods run as plain process groups: Linux namespaces are unavailable", "reason", err.Error())
+			r.log.Warn("pods run as plain process groups without isolation: Linux namespaces are unavailable, so pods see the host's files (the data dir and its credentials too), its /proc and its /dev, share its hostname and keep every capability of their user", "reason", err.Error())
 		} else {
 			r.namespaces = true
 		}
@@ -134,7 +145,8 @@ func New(cfg Config) (*Runtime, error) {
 func (r *Runtime) Namespaces() bool { return r.namespaces }
 
 // probeNamespaces checks that a container can start in its own
-// namespaces, as shim.StartNamespaced makes them, and that exec can join them.
+// namespaces, as the container init makes them, and that exec can join
+// them.
 func probeNamespaces() error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("not root")
@@ -142,14 +154,15 @@ func probeNamespaces() error {
 	if _, err := os.Stat(shim.NsenterBin); err != nil {
 		return fmt.Errorf("exec needs %s: %w", shim.NsenterBin, err)
 	}
-	if err := os.MkdirAll(shim.HostTmp, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", shim.HostTmp, err)
+	if err := os.MkdirAll(containerinit.HostTmp, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", containerinit.HostTmp, err)
 	}
 	var out bytes.Buffer
-	cmd := &exec.Cmd{Path: "/bin/true", Args: []string{"true"}, Dir: "/", Stdout: &out, Stderr: &out}
+	cmd := &exec.Cmd{Stdout: &out, Stderr: &out}
 	exited := make(chan struct{})
-	ns := shim.NS{Hostname: "probe", HostsFile: "/etc/hosts", TmpDir: shim.HostTmp}
-	if err := shim.StartNamespaced(cmdStarter(cmd), ns, nil, nil, exited); err != nil {
+	spec := containerinit.Spec{Hostname: "probe", Argv: []string{"/bin/true"}, WorkDir: "/",
+		Mounts: []containerinit.Mount{{Source: "/etc/hosts", Target: "/etc/hosts"}}}
+	if err := startInit(cmd, spec, exited); err != nil {
 		return fmt.Errorf("namespaces: %w", err)
 	}
 	<-exited

@@ -79,35 +79,35 @@ func lockHeld(base string) bool {
 	return false
 }
 
-// shimSpecFor is the shim's spec for attempt n of c: its command on the
-// host, or the container init that runs it in c's image.
+// shimSpecFor is the shim's spec for attempt n of c: the container init
+// that runs argv in c's namespaces (and image), or, without namespaces,
+// the command itself.
 func (p *pod) shimSpecFor(c *ctr, n int, argv []string, env []envVar, workDir string, cg *containerCgroup) (shim.Spec, error) {
-	spec := shim.Spec{Argv: argv, Env: environ(env), WorkDir: workDir, Namespaces: p.rt.namespaces,
+	spec := shim.Spec{Argv: argv, Env: environ(env), WorkDir: workDir,
 		LogPath: p.logPath(c.spec.Name, n), Image: c.spec.Image}
 	if cg != nil {
 		spec.CgroupDir = cg.dir
 	}
+	if !p.rt.namespaces {
+		if c.image != nil {
+			return spec, errImagesNeedNamespaces
+		}
+		spec.Cred = credential(p.api, c.spec)
+		return spec, nil
+	}
+	is, err := p.initSpec(c, argv, workDir)
+	if err != nil {
+		return spec, err
+	}
+	if spec.Argv, err = initArgv(is); err != nil {
+		return spec, err
+	}
+	spec.Init, spec.Path = true, selfExe
 	if c.image != nil {
-		if !p.rt.namespaces {
-			return spec, fmt.Errorf("the image runtime needs root and Linux namespaces")
-		}
-		is, err := p.initSpec(c, c.image, argv, workDir)
-		if err != nil {
-			return spec, err
-		}
-		if spec.Argv, err = initArgv(is); err != nil {
-			return spec, err
-		}
-		spec.Init, spec.Path, spec.Namespaces = true, p.rt.self, false
 		spec.ImageID = imageID(c.spec, c.image)
 		for _, l := range c.image.img.Layers {
 			spec.ImageLayers = append(spec.ImageLayers, l.String())
 		}
-		return spec, nil
-	}
-	if p.rt.namespaces {
-		spec.NS = shim.NS{Hostname: p.hostname, HostsFile: p.hostsPath(),
-			TmpDir: filepath.Join(p.dir, "tmp"), Mounts: p.mounts(c)}
 	}
 	return spec, nil
 }

@@ -66,24 +66,23 @@ type Spec struct {
 	Argv    []string `json:"argv"`
 	Env     []string `json:"env"`
 	WorkDir string   `json:"workDir"`
-	// Namespaces: the container is PID 1 of its own PID namespace, in the
-	// mount and UTS namespaces NS describes.
-	Namespaces bool   `json:"namespaces,omitempty"`
-	NS         NS     `json:"ns"`
-	CgroupDir  string `json:"cgroupDir,omitempty"`
-	LogPath    string `json:"logPath"`
-	Image      string `json:"image"`
-	// Init: Argv runs the image runtime's container init (Path, the
-	// agent's binary) as PID 1 of new PID, mount and UTS namespaces
-	// (InitCloneflags), which builds the container's root itself and
-	// reports a failure to start the command on its descriptor 3. WorkDir
-	// is then the container's, seen from inside it.
-	Init bool   `json:"init,omitempty"`
-	Path string `json:"path,omitempty"`
-	// ImageID and ImageLayers (diff IDs) are the image an Init container
+	// Init: Argv runs the container init (runtime/containerinit; Path,
+	// the agent's binary) as PID 1 of new PID, mount and UTS namespaces
+	// (InitCloneflags), which makes the container's mounts itself, takes
+	// its user and capabilities, execs the command and reports a failure
+	// to start it on its descriptor 3. WorkDir is then the container's,
+	// seen from inside it. Without Init, Argv is the command itself, run
+	// as Cred (nil: the shim's user) in a process group of its own.
+	Init bool                `json:"init,omitempty"`
+	Path string              `json:"path,omitempty"`
+	Cred *syscall.Credential `json:"cred,omitempty"`
+	// ImageID and ImageLayers (diff IDs) are the image an image container
 	// runs, for the agent that adopts it.
 	ImageID     string   `json:"imageID,omitempty"`
 	ImageLayers []string `json:"imageLayers,omitempty"`
+	CgroupDir   string   `json:"cgroupDir,omitempty"`
+	LogPath     string   `json:"logPath"`
+	Image       string   `json:"image"`
 }
 
 // InitCloneflags are the namespaces a container init starts in.
@@ -244,6 +243,9 @@ func startShimmed(spec Spec) (*shimmed, error) {
 	}
 	sh := &shimmed{argv: spec.Argv, path: spec.Argv[0], exited: make(chan struct{}), drained: make(chan struct{})}
 	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if !spec.Init {
+		attr.Credential = spec.Cred
+	}
 	if spec.CgroupDir != "" {
 		if cg, err := os.Open(spec.CgroupDir); err == nil {
 			defer cg.Close()
@@ -259,13 +261,13 @@ func startShimmed(spec Spec) (*shimmed, error) {
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
 	procAttr := &os.ProcAttr{Dir: spec.WorkDir, Env: dedupEnv(spec.Env), Files: []*os.File{os.Stdin, outW, errW}, Sys: attr}
-	var initStatus *os.File
+	var status *os.File
 	if spec.Init {
 		var w *os.File
-		if initStatus, w, err = os.Pipe(); err != nil {
+		if status, w, err = os.Pipe(); err != nil {
 			return nil, fmt.Errorf("pipe: %w", err)
 		}
-		defer initStatus.Close()
+		defer status.Close()
 		defer w.Close()
 		sh.path, procAttr.Dir, procAttr.Files = spec.Path, "/", append(procAttr.Files, w)
 	}
@@ -284,12 +286,9 @@ func startShimmed(spec Spec) (*shimmed, error) {
 		return nil
 	}
 	onStart := func() { sh.pid, sh.pidStart = sh.proc.Pid, PidStartTime(sh.proc.Pid) }
-	switch {
-	case spec.Init:
-		err = startInit(s, initStatus, procAttr.Files[3], onStart, sh.exited)
-	case spec.Namespaces:
-		err = StartNamespaced(s, spec.NS, resolve, onStart, sh.exited)
-	default:
+	if spec.Init {
+		err = StartInit(s, status, procAttr.Files[3], onStart, sh.exited)
+	} else {
 		err = startPlain(s, resolve, onStart, sh.exited)
 	}
 	outW.Close()
@@ -366,21 +365,29 @@ func startPlain(s Starter, resolve func() error, onStart func(), exited chan<- s
 	return <-started
 }
 
-// startInit starts a container init in its namespaces, in a session of
-// its own, waited for on a thread that lives as long as it does (its
-// parent-death signal fires when the starting thread ends). The init
-// closes its end of status on exec; anything it wrote there first is why
-// the command could not start.
-func startInit(s Starter, status, statusW *os.File, onStart func(), exited chan struct{}) error {
+// StartInit starts a container init (runtime/containerinit) with s as
+// PID 1 of new PID, mount and UTS namespaces (InitCloneflags), in a session
+// of its own, waited for on a thread that lives as long as it does (its
+// parent-death signal, SIGKILL, fires when that thread ends: once the
+// container was waited for, or when its parent dies). The caller hands the
+// init statusW as its descriptor 3 (containerinit.StatusFD). onStart, when
+// set, runs on that thread right after the start, before the container can
+// be reaped. StartInit returns once the init has exec'd the command (EOF on
+// status, close-on-exec there), or with what the init wrote there when it
+// could not, once it has exited.
+func StartInit(s Starter, status, statusW *os.File, onStart func(), exited chan struct{}) error {
 	started := make(chan error, 1)
 	OnThreadOfItsOwn(func() {
 		s.Attr.Cloneflags |= InitCloneflags
 		s.Attr.Setsid = true
+		s.Attr.Pdeathsig = syscall.SIGKILL
 		if err := s.Start(); err != nil {
 			started <- err
 			return
 		}
-		onStart()
+		if onStart != nil {
+			onStart()
+		}
 		started <- nil
 		s.Wait()
 		close(exited)

@@ -59,7 +59,9 @@ type Options struct {
 	// one started (default 64 MiB).
 	WALSegmentSize int64
 	// CompactInterval is how often the background compactor runs; 0 picks
-	// 10 seconds, a negative value disables it. The log holds each update's
+	// 10 seconds, a negative value disables it. It is the store's only
+	// compaction: the API server leaves history to the backend (package
+	// storage). The log holds each update's
 	// new and previous value, so at thousands of writes a second a minute
 	// of log is gigabytes of file (all of it mapped into memory).
 	CompactInterval time.Duration

@@ -15,3 +15,13 @@ func TestConformance(t *testing.T) {
 		return b
 	})
 }
+
+// TestConformanceSmallHistory runs the suite with a history shorter than
+// its tests write, so the backend compacts on its own as they run.
+func TestConformanceSmallHistory(t *testing.T) {
+	storagetest.RunTests(t, func(t *testing.T) storage.Backend {
+		b := memory.New(64)
+		t.Cleanup(func() { _ = b.Close() })
+		return b
+	})
+}

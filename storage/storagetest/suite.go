@@ -26,6 +26,7 @@ func RunTests(t *testing.T, newBackend func(t *testing.T) storage.Backend) {
 		{"List", listTests},
 		{"Watch", watchTests},
 		{"Concurrency", concurrencyTests},
+		{"ZeroCopy", zeroCopyTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

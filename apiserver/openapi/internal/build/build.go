@@ -24,12 +24,16 @@ func info() *spec.Info {
 }
 
 // routeContainers returns the served group versions as kube-openapi route containers.
-func routeContainers() []common.RouteContainer {
-	var out []common.RouteContainer
-	for _, c := range containers() {
+func routeContainers() ([]common.RouteContainer, error) {
+	cs, err := containers()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]common.RouteContainer, 0, len(cs))
+	for _, c := range cs {
 		out = append(out, c)
 	}
-	return out
+	return out, nil
 }
 
 // extraModels are definitions no route mentions that clients still look
@@ -48,7 +52,11 @@ func V2() (*spec.Swagger, error) {
 		GetOperationIDAndTagsFromRoute: operationIDAndTags,
 		CommonResponses:                map[int]spec.Response{http.StatusUnauthorized: {ResponseProps: spec.ResponseProps{Description: "Unauthorized"}}},
 	}
-	sw, err := builder.BuildOpenAPISpecFromRoutes(routeContainers(), cfg)
+	routes, err := routeContainers()
+	if err != nil {
+		return nil, fmt.Errorf("build openapi v2: %w", err)
+	}
+	sw, err := builder.BuildOpenAPISpecFromRoutes(routes, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("build openapi v2: %w", err)
 	}
@@ -65,8 +73,12 @@ func V2() (*spec.Swagger, error) {
 // V3 builds one OpenAPI v3 document per served group version, keyed by the
 // path the v3 discovery lists it under ("api/v1", "apis/batch/v1").
 func V3() (map[string]*spec3.OpenAPI, error) {
+	cs, err := containers()
+	if err != nil {
+		return nil, fmt.Errorf("build openapi v3: %w", err)
+	}
 	out := map[string]*spec3.OpenAPI{}
-	for _, c := range containers() {
+	for _, c := range cs {
 		namer := newDefinitionNamer()
 		cfg := &common.OpenAPIV3Config{
 			Info:                           info(),

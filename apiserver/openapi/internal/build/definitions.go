@@ -1,9 +1,11 @@
 package build
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
+	apiextensionsopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/util"
@@ -20,6 +22,13 @@ import (
 // dependencies are rewritten to model names so every lookup resolves.
 func definitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	out := k8sdefs.GetOpenAPIDefinitions(ref)
+	// apiextensions-apiserver ships its types' definitions (CRDs); the
+	// shared apimachinery ones are k8sdefs' already.
+	for name, def := range apiextensionsopenapi.GetOpenAPIDefinitions(ref) {
+		if _, found := out[name]; !found {
+			out[name] = def
+		}
+	}
 	for name, def := range jobsetv1alpha2.GetOpenAPIDefinitions(ref) {
 		deps := make([]string, len(def.Dependencies))
 		for i, dep := range def.Dependencies {
@@ -51,8 +60,13 @@ type definitionNamer struct {
 func newDefinitionNamer() *definitionNamer {
 	n := &definitionNamer{gvks: map[string][]schema.GroupVersionKind{}}
 	var gvs []schema.GroupVersion
+	addGV := func(gv schema.GroupVersion) {
+		if !slices.Contains(gvs, gv) {
+			gvs = append(gvs, gv)
+		}
+	}
 	for _, gv := range served() {
-		gvs = append(gvs, gv.gv)
+		addGV(gv.gv)
 		for _, r := range gv.resources {
 			n.add(r.obj, r.gvk)
 			if r.list != nil {
@@ -60,14 +74,17 @@ func newDefinitionNamer() *definitionNamer {
 			}
 		}
 	}
-	gvs = append(gvs, gvkEviction.GroupVersion())
+	// Subresource kinds of other groups (policy/v1 Eviction) make their
+	// group version's DeleteOptions and WatchEvent known too, as upstream.
+	for gvk, model := range subresourceModels {
+		n.add(model, gvk)
+		addGV(gvk.GroupVersion())
+	}
 	for _, gv := range gvs {
 		n.add(modelDeleteOptions, gv.WithKind("DeleteOptions"))
 		n.add(modelWatchEvent, gv.WithKind("WatchEvent"))
 	}
 	n.add(modelStatus, core("Status"))
-	n.add(modelBinding, gvkBinding)
-	n.add(modelEviction, gvkEviction)
 	for _, list := range n.gvks {
 		sort.Slice(list, func(i, j int) bool {
 			if list[i].Group != list[j].Group {

@@ -46,6 +46,12 @@ var (
 	pExecStdin       = query("stdin", "boolean", "Redirect the standard input stream of the pod for this call. Defaults to false.")
 	pExecStdout      = query("stdout", "boolean", "Redirect the standard output stream of the pod for this call.")
 	pExecTTY         = query("tty", "boolean", "TTY if true indicates that a tty will be allocated for the exec call. Defaults to false.")
+	pAttachContainer = query("container", "string", "The container in which to execute the command. Defaults to only container if there is only one container in the pod.")
+	pAttachStderr    = query("stderr", "boolean", "Stderr if true indicates that stderr is to be redirected for the attach call. Defaults to true.")
+	pAttachStdin     = query("stdin", "boolean", "Stdin if true, redirects the standard input stream of the pod for this call. Defaults to false.")
+	pAttachStdout    = query("stdout", "boolean", "Stdout if true indicates that stdout is to be redirected for the attach call. Defaults to true.")
+	pAttachTTY       = query("tty", "boolean", "TTY if true indicates that a tty will be allocated for the attach call. This is passed through the container runtime so the tty is allocated on the worker node by the container runtime. Defaults to false.")
+	pProxyPath       = query("path", "string", "Path is the URL path to use for the current proxy request to node.")
 )
 
 func params(ps ...param) []common.Parameter {
@@ -78,6 +84,10 @@ func deleteCollectionParams() []param {
 
 func logParams() []param {
 	return []param{pPretty, pLogContainer, pLogFollow, pLogLimitBytes, pLogPrevious, pLogSinceSeconds, pLogTailLines, pLogTimestamps}
+}
+
+func attachParams() []param {
+	return []param{pAttachContainer, pAttachStderr, pAttachStdin, pAttachStdout, pAttachTTY}
 }
 
 func execParams() []param {

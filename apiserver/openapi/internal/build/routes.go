@@ -1,8 +1,12 @@
 package build
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
+
+	"github.com/batchlet/batchlet/apiserver/registry"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/common"
@@ -102,88 +106,151 @@ func nameParam(what string) param {
 	return pathParam("name", "name of the "+what)
 }
 
-func (b *routeBuilder) addResource(r resource) {
+// addResource adds the operations of the verbs a resource and its
+// subresources serve. list covers watch (the watch parameter), as upstream's
+// documents do besides their deprecated /watch/ paths.
+func (b *routeBuilder) addResource(r resource) error {
 	coll, infix := b.scope(r)
 	item := coll + "/{name}"
 	kind := r.gvk.Kind
 	named := func(ps []param) []param { return withNS(r, append([]param{nameParam(kind)}, ps...)) }
-	if r.createOnly {
+
+	if r.serves("list") {
+		list := b.add(http.MethodGet, coll, "list", infix+kind, "list", r.gvk, withNS(r, listParams()))
+		list.desc, list.produces, list.consumes, list.responses = "list or watch objects of kind "+kind, producesList, consumesAny, ok(r.list)
+		if r.namespaced {
+			all := b.add(http.MethodGet, b.gv.root()+"/"+r.plural, "list", kind+"ForAllNamespaces", "list", r.gvk, listParams())
+			all.desc, all.produces, all.consumes, all.responses = "list or watch objects of kind "+kind, producesList, consumesAny, ok(r.list)
+		}
+	}
+	if r.serves("create") {
 		create := b.add(http.MethodPost, coll, "create", infix+kind, "post", r.gvk, withNS(r, writeParams()))
-		create.desc, create.consumes, create.body, create.responses = "create a "+kind, consumesAny, r.obj, accepted(r.obj, created(r.obj))
-		return
+		create.desc, create.consumes, create.body, create.responses = "create "+kind, consumesAny, r.obj, accepted(r.obj, created(r.obj))
+		if r.createOnly {
+			create.desc = "create a " + kind
+		}
 	}
-
-	list := b.add(http.MethodGet, coll, "list", infix+kind, "list", r.gvk, withNS(r, listParams()))
-	list.desc, list.produces, list.consumes, list.responses = "list or watch objects of kind "+kind, producesList, consumesAny, ok(r.list)
-
-	if r.namespaced {
-		all := b.add(http.MethodGet, b.gv.root()+"/"+r.plural, "list", kind+"ForAllNamespaces", "list", r.gvk, listParams())
-		all.desc, all.produces, all.consumes, all.responses = "list or watch objects of kind "+kind, producesList, consumesAny, ok(r.list)
-	}
-
-	create := b.add(http.MethodPost, coll, "create", infix+kind, "post", r.gvk, withNS(r, writeParams()))
-	create.desc, create.consumes, create.body, create.responses = "create "+kind, consumesAny, r.obj, accepted(r.obj, created(r.obj))
-
-	if !r.noDeleteCollection {
+	if r.serves("deletecollection") {
 		dc := b.add(http.MethodDelete, coll, "deleteCollection", infix+kind, "deletecollection", r.gvk, withNS(r, deleteCollectionParams()))
 		dc.desc, dc.consumes, dc.body, dc.responses = "delete collection of "+kind, consumesAny, modelDeleteOptions, ok(modelStatus)
 	}
-
-	read := b.add(http.MethodGet, item, "read", infix+kind, "get", r.gvk, named([]param{pPretty}))
-	read.desc, read.consumes, read.responses = "read the specified "+kind, consumesAny, ok(r.obj)
-
-	b.addUpdate(item, infix+kind, "the specified "+kind, r, named)
-
-	deleted := interface{}(modelStatus)
-	if r.deleteReturnsObject {
-		deleted = r.obj
+	if r.serves("get") {
+		read := b.add(http.MethodGet, item, "read", infix+kind, "get", r.gvk, named([]param{pPretty}))
+		read.desc, read.consumes, read.responses = "read the specified "+kind, consumesAny, ok(r.obj)
 	}
-	del := b.add(http.MethodDelete, item, "delete", infix+kind, "delete", r.gvk, named(deleteParams()))
-	del.desc, del.consumes, del.body, del.responses = "delete "+kind, consumesAny, modelDeleteOptions, accepted(deleted, ok(deleted))
-
+	b.addUpdate(item, infix+kind, "the specified "+kind, r, r.verbs, named)
+	if r.serves("delete") {
+		deleted := interface{}(modelStatus)
+		if r.deleteReturnsObject {
+			deleted = r.obj
+		}
+		del := b.add(http.MethodDelete, item, "delete", infix+kind, "delete", r.gvk, named(deleteParams()))
+		del.desc, del.consumes, del.body, del.responses = "delete "+kind, consumesAny, modelDeleteOptions, accepted(deleted, ok(deleted))
+	}
 	for _, sub := range r.subresources {
-		b.addSubresource(r, item, infix, sub, named)
-	}
-}
-
-// addUpdate adds the PUT and PATCH operations of an object or its status.
-func (b *routeBuilder) addUpdate(path, name, what string, r resource, named func([]param) []param) {
-	put := b.add(http.MethodPut, path, "replace", name, "put", r.gvk, named(writeParams()))
-	put.desc, put.consumes, put.body, put.responses = "replace "+what, consumesAny, r.obj, created(r.obj)
-
-	patch := b.add(http.MethodPatch, path, "patch", name, "patch", r.gvk, named(patchParams()))
-	patch.desc, patch.body, patch.responses = "partially update "+what, modelPatch, created(r.obj)
-	patch.consumes = patchTypes
-	if r.noStrategicMerge {
-		patch.consumes = crPatchTypes
-	}
-}
-
-func (b *routeBuilder) addSubresource(r resource, item, infix, sub string, named func([]param) []param) {
-	kind := r.gvk.Kind
-	path := item + "/" + sub
-	switch sub {
-	case subStatus:
-		read := b.add(http.MethodGet, path, "read", infix+kind+"Status", "get", r.gvk, named([]param{pPretty}))
-		read.desc, read.consumes, read.responses = "read status of the specified "+kind, consumesAny, ok(r.obj)
-		b.addUpdate(path, infix+kind+"Status", "status of the specified "+kind, r, named)
-	case subBinding:
-		bind := b.add(http.MethodPost, path, "create", infix+kind+"Binding", "post", gvkBinding, withNS(r, append([]param{pathParam("name", "name of the Binding")}, writeParams()...)))
-		bind.desc, bind.consumes, bind.body, bind.responses = "create binding of a Pod", consumesAny, modelBinding, accepted(modelBinding, created(modelBinding))
-	case subEviction:
-		ev := b.add(http.MethodPost, path, "create", infix+kind+"Eviction", "post", gvkEviction, withNS(r, append([]param{pathParam("name", "name of the Eviction")}, writeParams()...)))
-		ev.desc, ev.consumes, ev.body, ev.responses = "create eviction of a Pod", consumesAny, modelEviction, accepted(modelEviction, created(modelEviction))
-	case subLog:
-		lg := b.add(http.MethodGet, path, "read", infix+kind+"Log", "get", r.gvk, named(logParams()))
-		lg.desc, lg.consumes, lg.responses = "read log of the specified Pod", consumesAny, ok("")
-		lg.produces = []string{"text/plain"}
-	case subExec:
-		for _, method := range []string{http.MethodGet, http.MethodPost} {
-			verb := "connect" + method[:1] + strings.ToLower(method[1:])
-			ex := b.add(method, path, verb, infix+kind+"Exec", "connect", gvkPodExecOptions, withNS(r, append([]param{pathParam("name", "name of the PodExecOptions")}, execParams()...)))
-			ex.desc, ex.consumes, ex.produces, ex.responses = "connect "+method+" requests to exec of Pod", consumesAny, []string{"*/*"}, ok("")
+		if err := b.addSubresource(r, item, infix, sub, named); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// addUpdate adds the PUT and PATCH operations (of verbs) of an object or
+// its status.
+func (b *routeBuilder) addUpdate(path, name, what string, r resource, verbs []string, named func([]param) []param) {
+	if slices.Contains(verbs, "update") {
+		put := b.add(http.MethodPut, path, "replace", name, "put", r.gvk, named(writeParams()))
+		put.desc, put.consumes, put.body, put.responses = "replace "+what, consumesAny, r.obj, created(r.obj)
+	}
+	if slices.Contains(verbs, "patch") {
+		patch := b.add(http.MethodPatch, path, "patch", name, "patch", r.gvk, named(patchParams()))
+		patch.desc, patch.body, patch.responses = "partially update "+what, modelPatch, created(r.obj)
+		patch.consumes = patchTypes
+		if r.noStrategicMerge {
+			patch.consumes = crPatchTypes
+		}
+	}
+}
+
+// connectMethods are the HTTP methods of a connect subresource's verbs.
+var connectMethods = map[string]string{
+	"get": http.MethodGet, "create": http.MethodPost, "update": http.MethodPut, "patch": http.MethodPatch, "delete": http.MethodDelete,
+}
+
+// subresourceName is the operation-name suffix of a subresource: "Status", "Exec".
+func subresourceName(sub string) string {
+	return strings.ToUpper(sub[:1]) + sub[1:]
+}
+
+func (b *routeBuilder) addSubresource(r resource, item, infix string, sub registry.Subresource, named func([]param) []param) error {
+	kind := r.gvk.Kind
+	path := item + "/" + sub.Name
+	name := infix + kind + subresourceName(sub.Name)
+	if sub.Connect {
+		return b.addConnect(r, path, name, sub)
+	}
+	model, err := subresourceModel(r, sub)
+	if err != nil {
+		return err
+	}
+	what := sub.Name + " of the specified " + kind
+	for _, verb := range sub.Verbs {
+		switch verb {
+		case "get":
+			read := b.add(http.MethodGet, path, "read", name, "get", sub.GVK, named([]param{pPretty}))
+			read.desc, read.consumes, read.responses = "read "+what, consumesAny, ok(model)
+			if sub.Name == "log" {
+				read.params, read.responses, read.produces = params(named(logParams())...), ok(""), []string{"text/plain"}
+			}
+		case "update", "patch":
+			b.addUpdate(path, name, what, r, []string{verb}, named)
+		case "create":
+			ps := withNS(r, append([]param{pathParam("name", "name of the "+sub.GVK.Kind)}, writeParams()...))
+			create := b.add(http.MethodPost, path, "create", name, "post", sub.GVK, ps)
+			create.desc, create.consumes, create.body, create.responses = "create "+sub.Name+" of a "+kind, consumesAny, model, accepted(model, created(model))
+		default:
+			return fmt.Errorf("%s/%s: no operation for verb %q", r.plural, sub.Name, verb)
+		}
+	}
+	return nil
+}
+
+// addConnect adds one connect operation per verb of a streaming or proxying
+// subresource; proxy also takes the rest of the path.
+func (b *routeBuilder) addConnect(r resource, path, name string, sub registry.Subresource) error {
+	paths := []string{path}
+	if sub.Name == "proxy" {
+		paths = append(paths, path+"/{path}")
+	}
+	for i, p := range paths {
+		ps := []param{pathParam("name", "name of the "+sub.GVK.Kind)}
+		switch sub.Name {
+		case "exec":
+			ps = append(ps, execParams()...)
+		case "attach":
+			ps = append(ps, attachParams()...)
+		case "proxy":
+			if i == 1 {
+				ps = append(ps, pathParam("path", "path to the resource"))
+			} else {
+				ps = append(ps, pProxyPath)
+			}
+		}
+		suffix := ""
+		if i == 1 {
+			suffix = "WithPath"
+		}
+		for _, verb := range sub.Verbs {
+			method, found := connectMethods[verb]
+			if !found {
+				return fmt.Errorf("%s/%s: no method for verb %q", r.plural, sub.Name, verb)
+			}
+			op := b.add(method, p, "connect"+method[:1]+strings.ToLower(method[1:]), name+suffix, "connect", sub.GVK, withNS(r, ps))
+			op.desc = "connect " + method + " requests to " + sub.Name + " of " + r.gvk.Kind
+			op.consumes, op.produces, op.responses = consumesAny, []string{"*/*"}, ok("")
+		}
+	}
+	return nil
 }
 
 // addDiscovery adds the "get available resources" operation of the group version.
@@ -202,17 +269,19 @@ func (b *routeBuilder) addDiscovery() {
 }
 
 // containers returns one route container per served group version.
-func containers() []*container {
+func containers() ([]*container, error) {
 	var out []*container
 	for _, gv := range served() {
 		b := &routeBuilder{gv: gv}
 		b.addDiscovery()
 		for _, r := range gv.resources {
-			b.addResource(r)
+			if err := b.addResource(r); err != nil {
+				return nil, err
+			}
 		}
 		out = append(out, &container{root: gv.root(), routes: b.routes})
 	}
-	return out
+	return out, nil
 }
 
 // operationIDAndTags names an operation and tags it with its group version.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -16,34 +17,91 @@ type Mount struct {
 	ReadOnly bool   `json:"readOnly,omitempty"`
 }
 
-// buildRootfs makes the container's root in the init's new mount and UTS
-// namespaces: the image (overlay or the runtime's copy), /dev, /sys, a
-// /proc mount point and the bind mounts (the pod's /etc/hosts and
-// /etc/hostname, the host's /etc/resolv.conf, the volumes). Every path
-// inside the root is resolved within it, so the image's symlinks cannot
-// lead a mount out. Nothing mounted here propagates to the host.
-func buildRootfs(rp Spec) error {
+// HostTmp is where the host's /tmp stays visible inside a host
+// container's mount namespace once /tmp is private (until hidden: see
+// Spec.Hide), for the mounts whose sources lie under it.
+const HostTmp = "/run/batchlet/hosttmp"
+
+// InPod maps a host path to where a host container's mount namespace shows
+// it (the host's /tmp moves to HostTmp).
+func InPod(path string) string {
+	if path == "/tmp" {
+		return HostTmp
+	}
+	if strings.HasPrefix(path, "/tmp/") {
+		return HostTmp + path[len("/tmp"):]
+	}
+	return path
+}
+
+// setUpMounts makes the container's mounts in the init's new mount and UTS
+// namespaces, nothing of which propagates to the host: its root (the
+// image's, overlay or the runtime's copy; the host's for a host
+// container), a private /dev, a read-only /sys, the bind mounts, the
+// hidden host paths, and last a fresh /proc (this process is PID 1 of the
+// new PID namespace, whose view /proc takes; the steps before it read the
+// host's /proc/self). An image container then pivot_roots into its root.
+// Every path inside an image's root is resolved within it, so the image's
+// symlinks cannot lead a mount out.
+func setUpMounts(spec Spec) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make / private: %w", err)
 	}
-	if err := unix.Sethostname([]byte(rp.Hostname)); err != nil {
-		return fmt.Errorf("set hostname %q: %w", rp.Hostname, err)
+	if err := unix.Sethostname([]byte(spec.Hostname)); err != nil {
+		return fmt.Errorf("set hostname %q: %w", spec.Hostname, err)
 	}
-	if err := mountRootfs(rp); err != nil {
+	root := spec.Rootfs
+	if root == "" {
+		root = "/"
+	} else if err := mountRootfs(spec); err != nil {
 		return err
 	}
-	root := rp.Rootfs
 	if err := mountDev(root); err != nil {
 		return err
 	}
 	if err := mountSys(root); err != nil {
 		return err
 	}
-	if _, err := mountPointIn(root, "/proc", true); err != nil {
+	if err := bindMounts(root, spec); err != nil {
 		return err
 	}
-	for _, m := range rp.Mounts {
-		st, err := os.Stat(m.Source)
+	if spec.Rootfs == "" {
+		// Last: the mounts above took their sources from under these paths.
+		for _, h := range hiddenPaths(spec.Hide) {
+			if err := hide(h, spec.Keep); err != nil {
+				return err
+			}
+		}
+	}
+	proc, err := mountPointIn(root, "/proc", true)
+	if err != nil {
+		return err
+	}
+	if err := mountProc(proc); err != nil {
+		return err
+	}
+	if spec.Rootfs == "" {
+		return nil
+	}
+	return enterRootfs(spec.Rootfs)
+}
+
+// bindMounts binds spec's mounts into root. A host container's private
+// /tmp covers the host's, so the host's stays reachable at HostTmp for the
+// sources under it (hidden once the mounts are made).
+func bindMounts(root string, spec Spec) error {
+	inPod := func(p string) string { return p }
+	if spec.Rootfs == "" {
+		inPod = InPod
+		if needsHostTmp(spec.Mounts) {
+			if err := bindMount("/tmp", HostTmp, false); err != nil {
+				return err
+			}
+		}
+	}
+	for _, m := range spec.Mounts {
+		src := inPod(m.Source)
+		st, err := os.Stat(src)
 		if err != nil {
 			return fmt.Errorf("mount %s: %w", m.Source, err)
 		}
@@ -51,11 +109,22 @@ func buildRootfs(rp Spec) error {
 		if err != nil {
 			return err
 		}
-		if err := bindMount(m.Source, target, m.ReadOnly); err != nil {
+		if err := bindMount(src, target, m.ReadOnly); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// needsHostTmp reports whether a mount's source lies under the host's
+// /tmp, which a host container's private /tmp hides.
+func needsHostTmp(mounts []Mount) bool {
+	for _, m := range mounts {
+		if InPod(m.Source) != m.Source {
+			return true
+		}
+	}
+	return false
 }
 
 // bindMount mounts src on target, read-only when asked (a bind mount takes
@@ -98,7 +167,7 @@ func mountRootfs(rp Spec) error {
 	return nil
 }
 
-// overlayOptions lists the layers top first, as overlayfs stacks them.
+// OverlayOptions lists the layers top first, as overlayfs stacks them.
 func OverlayOptions(lower []string, upper, work string) string {
 	dirs := make([]string, len(lower))
 	for i, l := range lower {
@@ -112,12 +181,28 @@ func OverlayOptions(lower []string, upper, work string) string {
 	return "lowerdir=" + strings.Join(dirs, ":") + ",upperdir=" + upper + ",workdir=" + work
 }
 
-// devNodes are bind-mounted from the host into the container's /dev, as
-// runc's default devices.
+// devNodes are the host's devices a container's /dev holds, as runc's
+// default devices.
 var devNodes = []string{"null", "zero", "full", "random", "urandom", "tty"}
 
-// mountDev gives the container a minimal /dev on a tmpfs.
+// mountDev gives the container a /dev of its own on a tmpfs: the host's
+// disks and other devices are out of its reach. The device nodes are
+// opened before the tmpfs covers them (a host container's /dev is the
+// host's), and bound from their descriptors.
 func mountDev(root string) error {
+	fds := make([]int, 0, len(devNodes))
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
+	for _, n := range devNodes {
+		fd, err := unix.Open("/dev/"+n, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open /dev/%s: %w", n, err)
+		}
+		fds = append(fds, fd)
+	}
 	dev, err := mountPointIn(root, "/dev", true)
 	if err != nil {
 		return err
@@ -125,22 +210,22 @@ func mountDev(root string) error {
 	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_STRICTATIME, "mode=755,size=65536k"); err != nil {
 		return fmt.Errorf("mount /dev: %w", err)
 	}
-	for _, n := range devNodes {
+	for i, n := range devNodes {
 		target := filepath.Join(dev, n)
 		f, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY, 0o666)
 		if err != nil {
 			return fmt.Errorf("create /dev/%s: %w", n, err)
 		}
 		f.Close()
-		if err := unix.Mount("/dev/"+n, target, "", unix.MS_BIND, ""); err != nil {
+		if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(fds[i]), target, "", unix.MS_BIND, ""); err != nil {
 			return fmt.Errorf("bind /dev/%s: %w", n, err)
 		}
 	}
-	links := map[string]string{"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
-		"stderr": "/proc/self/fd/2", "ptmx": "pts/ptmx", "core": "/proc/kcore"}
-	for name, to := range links {
-		if err := os.Symlink(to, filepath.Join(dev, name)); err != nil {
-			return fmt.Errorf("create /dev/%s: %w", name, err)
+	links := [][2]string{{"fd", "/proc/self/fd"}, {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"},
+		{"stderr", "/proc/self/fd/2"}, {"ptmx", "pts/ptmx"}, {"core", "/proc/kcore"}}
+	for _, l := range links {
+		if err := os.Symlink(l[1], filepath.Join(dev, l[0])); err != nil {
+			return fmt.Errorf("create /dev/%s: %w", l[0], err)
 		}
 	}
 	for _, d := range []string{"pts", "shm"} {
@@ -157,8 +242,10 @@ func mountDev(root string) error {
 	return nil
 }
 
-// mountSys mounts a read-only sysfs, or binds the host's read-only where a
-// new one is refused.
+// mountSys mounts a read-only sysfs and the cgroup hierarchy read-only
+// under it (a root container could otherwise move itself out of its limits
+// or kill other cgroups through cgroup.kill); where a new sysfs is
+// refused, the host's is bound read-only.
 func mountSys(root string) error {
 	sys, err := mountPointIn(root, "/sys", true)
 	if err != nil {
@@ -166,12 +253,16 @@ func mountSys(root string) error {
 	}
 	flags := uintptr(unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
 	if err := unix.Mount("sysfs", sys, "sysfs", flags, ""); err == nil {
+		_ = unix.Mount("cgroup2", filepath.Join(sys, "fs", "cgroup"), "cgroup2", flags, "")
 		return nil
 	}
 	if err := unix.Mount("/sys", sys, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("mount /sys: %w", err)
 	}
-	return unix.Mount("", sys, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, "")
+	if err := unix.Mount("", sys, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
+		return fmt.Errorf("make /sys read-only: %w", err)
+	}
+	return nil
 }
 
 // mountPointIn resolves path inside root (symlinks resolved within root)

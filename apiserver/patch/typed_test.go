@@ -1,4 +1,4 @@
-package apiserver
+package patch
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/utils/ptr"
 	kjson "sigs.k8s.io/json"
@@ -21,7 +20,10 @@ import (
 // finalizers, and a full status.
 func richPod() *corev1.Pod {
 	start := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	pod := testPod("p", "n1")
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"},
+		Spec:       corev1.PodSpec{NodeName: "n1", RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
+	}
 	pod.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
 	pod.ResourceVersion = "7"
 	pod.UID = "u1"
@@ -266,42 +268,6 @@ func BenchmarkStrategicPatchObject(b *testing.B) {
 	}
 }
 
-// A status patch reads the shared decoded copy of the current pod without
-// a private copy: the merge, the status strategy and validation must leave
-// that copy as it was, and the patch must still land.
-func TestStatusPatchLeavesSharedCopy(t *testing.T) {
-	env := newTestEnv(t)
-	pods := env.client.CoreV1().Pods("default")
-	pod := testPod("p", "n1")
-	pod.Finalizers = []string{"batch.kubernetes.io/job-tracking"}
-	created, err := pods.Create(env.ctx, pod, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := registry.Pods()
-	shared, _, err := env.srv.getShared(env.ctx, res, "default", "p")
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := shared.DeepCopyObject()
-	patch := `{"metadata":{"uid":"` + string(created.UID) + `"},"status":{"phase":"Running","podIP":"10.1.0.1","conditions":[{"type":"Ready","status":"True","reason":null}],` +
-		`"containerStatuses":[{"name":"main","ready":true,"restartCount":0,"image":"busybox","imageID":"","state":{"running":{"startedAt":"2026-01-02T03:04:05Z"}}}]}}`
-	out, err := pods.Patch(env.ctx, "p", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Status.Phase != corev1.PodRunning || out.Status.PodIP != "10.1.0.1" || len(out.Status.ContainerStatuses) != 1 ||
-		len(out.Status.Conditions) != 1 || out.Status.Conditions[0].Type != corev1.PodReady {
-		t.Fatalf("status not patched: %+v", out.Status)
-	}
-	if !equality.Semantic.DeepEqual(shared, before) {
-		t.Fatal("the status patch changed the shared copy of the current pod")
-	}
-	if out.Spec.Containers[0].Image != "busybox" || out.Finalizers[0] != "batch.kubernetes.io/job-tracking" {
-		t.Fatalf("unpatched parts lost: %+v", out)
-	}
-}
-
 // decodeRawObject splits valid JSON objects as the JSON decoder does, and
 // refuses what it cannot split exactly.
 func TestDecodeRawObject(t *testing.T) {
@@ -356,6 +322,49 @@ func TestTypedKeyedListWithOmittedEmptyKey(t *testing.T) {
 		}
 		if got, ok := strategicPatchObject(registry.Pods(), cur, []byte(patch)); ok {
 			t.Errorf("%s: typed path took what the JSON path rejects: %+v", patch, got.(*corev1.Pod).Spec.ImagePullSecrets)
+		}
+	}
+}
+
+// The typed strategic-merge path gives what patching the JSON gives.
+func TestStrategicPatchObjectMatchesJSONPath(t *testing.T) {
+	res := registry.Pods()
+	cur := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"},
+		Spec:       corev1.PodSpec{NodeName: "n1", RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
+	}
+	cur.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
+	cur.ResourceVersion = "7"
+	cur.Labels = map[string]string{"a": "1", "b": "2"}
+	cur.Finalizers = []string{"batch.kubernetes.io/job-tracking", "other"}
+	cur.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}
+	patches := map[string]string{
+		"status":             `{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True","lastTransitionTime":null}]}}`,
+		"finalizer removal":  `{"metadata":{"$deleteFromPrimitiveList/finalizers":["batch.kubernetes.io/job-tracking"]}}`,
+		"label delete":       `{"metadata":{"labels":{"a":null,"c":"3"}}}`,
+		"container by name":  `{"spec":{"containers":[{"name":"c","image":"other"}]}}`,
+		"resource quantity":  `{"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":"500m","memory":"1Gi"}}}]}}`,
+		"rv as precondition": `{"metadata":{"resourceVersion":"7"},"status":{"message":"x"}}`,
+	}
+	for name, patch := range patches {
+		t.Run(name, func(t *testing.T) {
+			got, ok := strategicPatchObject(res, cur, []byte(patch))
+			if !ok {
+				t.Fatal("typed path refused a plain patch")
+			}
+			want := jsonPathPatch(t, cur, patch)
+			if !equality.Semantic.DeepEqual(got, want) {
+				t.Fatalf("typed path differs:\n got %+v\nwant %+v", got, want)
+			}
+		})
+	}
+	for name, patch := range map[string]string{
+		"unknown field":   `{"status":{"phaze":"Running"}}`,
+		"duplicate field": `{"status":{"phase":"Running","phase":"Failed"}}`,
+		"other kind":      `{"kind":"Job","status":{}}`,
+	} {
+		if _, ok := strategicPatchObject(res, cur, []byte(patch)); ok {
+			t.Errorf("%s: typed path took a patch the JSON path must report", name)
 		}
 	}
 }
