@@ -108,6 +108,14 @@ func TestImageEntrypointCmdEnvUser(t *testing.T) {
 					[]string{"cmd: sh ", "1000"}},
 				{"runAsUser overrides the image user", corev1.Container{Command: []string{"id", "-u"},
 					SecurityContext: &corev1.SecurityContext{RunAsUser: ptrInt64(0)}}, []string{"0"}},
+				// The container init isolates image containers as host ones:
+				// containerd's default capabilities even for root, no_new_privs
+				// from allowPrivilegeEscalation, runc's /proc masks.
+				{"root keeps only the default capabilities, /proc masked", corev1.Container{Command: []string{"sh", "-c",
+					`grep -E '^(CapEff|NoNewPrivs)' /proc/self/status; [ -s /proc/kcore ] || echo kcore: masked
+touch /proc/sysrq-trigger 2>/dev/null || echo sysrq: read-only`},
+					SecurityContext: &corev1.SecurityContext{RunAsUser: ptrInt64(0), AllowPrivilegeEscalation: ptrBool(false)}},
+					[]string{"CapEff:\t00000000a80425fb", "NoNewPrivs:\t1", "kcore: masked", "sysrq: read-only"}},
 			}
 			for i, tc := range cases {
 				uid := rootfs + "-" + string(rune('0'+i))
