@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/batchlet/batchlet/apiserver/endpoints"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 
 	"github.com/batchlet/batchlet/apiserver/genericstore"
@@ -189,4 +190,18 @@ func basicNameErrors(res *registry.Resource, m metav1.Object) field.ErrorList {
 		nameFn = apivalidation.NameIsDNSLabel
 	}
 	return apivalidation.ValidateObjectMetaAccessor(m, res.Namespaced, nameFn, field.NewPath("metadata"))
+}
+
+// stampRequester records who asks for a certificate in the request's spec,
+// as kube-apiserver's CSR strategy does on create: signers and approvers
+// trust these fields, never what the client sent.
+func stampRequester(csr *certificatesv1.CertificateSigningRequest, u authenticationv1.UserInfo) {
+	csr.Spec.Username, csr.Spec.UID, csr.Spec.Groups = u.Username, u.UID, u.Groups
+	csr.Spec.Extra = nil
+	for k, v := range u.Extra {
+		if csr.Spec.Extra == nil {
+			csr.Spec.Extra = map[string]certificatesv1.ExtraValue{}
+		}
+		csr.Spec.Extra[k] = certificatesv1.ExtraValue(v)
+	}
 }

@@ -172,3 +172,16 @@ func (s *Server) serveReadyz(w http.ResponseWriter) {
 	}
 	_, _ = w.Write([]byte("ok"))
 }
+
+// isDiscoveryPath reports whether path is one serveDiscovery may answer.
+func isDiscoveryPath(path string) bool {
+	path = strings.TrimSuffix(path, "/")
+	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	switch {
+	case path == "/api" || path == "/api/v1" || path == "/apis":
+		return true
+	case parts[0] == "apis" && (len(parts) == 2 || len(parts) == 3):
+		return true
+	}
+	return false
+}

@@ -50,7 +50,7 @@ func (s *Server) review(ctx context.Context, obj runtime.Object) (runtime.Object
 	case *authorizationv1.SelfSubjectAccessReview:
 		return s.selfAccessReview(ctx, user, o)
 	case *authorizationv1.SelfSubjectRulesReview:
-		o.Status = s.authorizer().RulesFor(ctx, user, o.Spec.Namespace)
+		o.Status = s.authz.RulesFor(ctx, user, o.Spec.Namespace)
 		return o, nil
 	}
 	return nil, apierrors.NewInternalError(fmt.Errorf("no review for %T", obj))
@@ -69,7 +69,7 @@ func (s *Server) selfAccessReview(ctx context.Context, user authenticationv1.Use
 		User: user.Username, Groups: user.Groups, UID: user.UID, Extra: endpoints.Extra(user),
 		ResourceAttributes: ra, NonResourceAttributes: nra,
 	}
-	allowed, reason, err := s.authorizer().Authorize(ctx, attrs)
+	allowed, reason, err := s.authz.Authorize(ctx, attrs)
 	if err != nil {
 		o.Status = authorizationv1.SubjectAccessReviewStatus{EvaluationError: err.Error()}
 		return o, nil

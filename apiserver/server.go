@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/authn"
+	"github.com/batchlet/batchlet/apiserver/authz"
 	"github.com/batchlet/batchlet/apiserver/endpoints"
 
 	"github.com/batchlet/batchlet/apiserver/eventttl"
@@ -113,7 +115,10 @@ type Server struct {
 	// objects reads and writes every resource's objects in the store.
 	objects *genericstore.Store
 	// codec reads request bodies and writes negotiated answers.
-	codec         *endpoints.Codec
+	codec *endpoints.Codec
+	// authn finds who external requests are; authz decides them.
+	authn         authn.Request
+	authz         endpoints.Authorizer
 	fieldManagers *patch.FieldManagers
 	// nodeTransport proxies pods/log and pods/exec to node agents.
 	nodeTransport *http.Transport
@@ -185,6 +190,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.codec = endpoints.NewCodec(scheme, cfg.MaxRequestBodyBytes, cfg.Clock, s.resourceForKind)
 	s.objects = genericstore.New(genericstore.Config{Backend: cfg.Storage, Clock: cfg.Clock, Logger: cfg.Logger, BookmarkInterval: cfg.BookmarkInterval})
+	s.authn = s.newAuthenticator()
+	s.authz = authz.New(cfg.RBAC, cfg.Authorizer, storeReader{s})
 	s.namespaces = nslifecycle.New(namespaceStore{s}, cfg.NamespaceSyncInterval, s.clock, s.log)
 	s.handler = s.buildHandler()
 	if err := s.bootstrap(context.Background()); err != nil {

@@ -2,11 +2,11 @@ package apiserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/authn"
 	"github.com/batchlet/batchlet/apiserver/endpoints"
 
 	"github.com/batchlet/batchlet/apiserver/genericstore"
@@ -22,105 +22,18 @@ import (
 	"github.com/batchlet/batchlet/apiserver/satoken"
 )
 
-// Service-account groups and user extras, as kube-apiserver names them.
-const (
-	GroupServiceAccounts = "system:serviceaccounts"
-	extraPodName         = "authentication.kubernetes.io/pod-name"
-	extraPodUID          = "authentication.kubernetes.io/pod-uid"
-	extraNodeName        = "authentication.kubernetes.io/node-name"
-	extraNodeUID         = "authentication.kubernetes.io/node-uid"
-	extraCredentialID    = "authentication.kubernetes.io/credential-id"
-)
-
 // TokenRequest limits and the kubelet's projected token, as upstream has
 // them.
 const (
 	defaultTokenExpirationSeconds = 3600
 	minTokenExpirationSeconds     = 600
 	maxTokenExpirationSeconds     = 1 << 32
-	// deletedTokenGrace is how long a token bound to a deleted (but not yet
-	// removed) pod or service account keeps authenticating.
-	deletedTokenGrace = time.Minute
 	// ServiceAccountTokenMountPath is where pods find their token, CA and
 	// namespace.
 	ServiceAccountTokenMountPath    = "/var/run/secrets/kubernetes.io/serviceaccount"
 	projectedTokenExpirationSeconds = 3607
 	rootCAConfigMap                 = "kube-root-ca.crt"
 )
-
-// apiAudiences are the audiences a token must have to authenticate
-// against this API: the issuer, as kube-apiserver defaults --api-audiences.
-func (s *Server) apiAudiences() []string {
-	return []string{s.cfg.ServiceAccountIssuer.Issuer()}
-}
-
-// authenticateServiceAccount accepts a service-account token this server
-// issued whose service account, and pod when bound, still exist with the
-// UIDs it names.
-func (s *Server) authenticateServiceAccount(ctx context.Context, token string) (authenticationv1.UserInfo, bool) {
-	if s.cfg.ServiceAccountIssuer == nil || !satoken.LooksLikeJWT(token) {
-		return authenticationv1.UserInfo{}, false
-	}
-	v, err := s.cfg.ServiceAccountIssuer.Verify(token, s.apiAudiences())
-	if err == nil {
-		err = s.checkTokenBindings(ctx, v)
-	}
-	if err != nil {
-		if !errors.Is(err, satoken.ErrNotServiceAccountToken) {
-			s.log.Debug("service-account token rejected", "err", err.Error())
-		}
-		return authenticationv1.UserInfo{}, false
-	}
-	return serviceAccountUser(v), true
-}
-
-func serviceAccountUser(v satoken.Verified) authenticationv1.UserInfo {
-	u := authenticationv1.UserInfo{
-		Username: satoken.Subject(v.Namespace, v.ServiceAccount.Name), UID: string(v.ServiceAccount.UID),
-		Groups: []string{GroupServiceAccounts, GroupServiceAccounts + ":" + v.Namespace, endpoints.GroupAuthenticated},
-		Extra:  map[string]authenticationv1.ExtraValue{},
-	}
-	if v.Pod != nil {
-		u.Extra[extraPodName] = authenticationv1.ExtraValue{v.Pod.Name}
-		u.Extra[extraPodUID] = authenticationv1.ExtraValue{string(v.Pod.UID)}
-	}
-	if v.Node != nil {
-		u.Extra[extraNodeName] = authenticationv1.ExtraValue{v.Node.Name}
-		u.Extra[extraNodeUID] = authenticationv1.ExtraValue{string(v.Node.UID)}
-	}
-	if v.ID != "" {
-		u.Extra[extraCredentialID] = authenticationv1.ExtraValue{"JTI=" + v.ID}
-	}
-	return u
-}
-
-// checkTokenBindings is upstream's bound-token check: the service account
-// and the bound pod exist with the claimed UIDs and were not deleted more
-// than a minute ago.
-func (s *Server) checkTokenBindings(ctx context.Context, v satoken.Verified) error {
-	if err := s.checkBound(ctx, "serviceaccounts", v.Namespace, *v.ServiceAccount); err != nil {
-		return err
-	}
-	if v.Pod != nil {
-		return s.checkBound(ctx, "pods", v.Namespace, *v.Pod)
-	}
-	return nil
-}
-
-func (s *Server) checkBound(ctx context.Context, resource, namespace string, ref satoken.Ref) error {
-	obj, _, err := s.objects.GetShared(ctx, s.resource("", "v1", resource), namespace, ref.Name)
-	if err != nil {
-		return fmt.Errorf("%s %s/%s: %w", resource, namespace, ref.Name, err)
-	}
-	m := genericstore.Accessor(obj)
-	if m.GetUID() != ref.UID {
-		return fmt.Errorf("%s %s/%s UID (%s) does not match claim (%s)", resource, namespace, ref.Name, m.GetUID(), ref.UID)
-	}
-	if dt := m.GetDeletionTimestamp(); dt != nil && dt.Add(deletedTokenGrace).Before(s.clock.Now()) {
-		return fmt.Errorf("%s %s/%s has been deleted", resource, namespace, ref.Name)
-	}
-	return nil
-}
 
 // handleTokenRequest answers POST serviceaccounts/<name>/token with a
 // TokenRequest whose status carries a signed token.
@@ -152,7 +65,7 @@ func (s *Server) issueTokenRequest(ctx context.Context, namespace, name string, 
 		req.Spec.ExpirationSeconds = ptrTo(int64(defaultTokenExpirationSeconds))
 	}
 	if len(req.Spec.Audiences) == 0 {
-		req.Spec.Audiences = s.apiAudiences()
+		req.Spec.Audiences = authn.APIAudiences(s.cfg.ServiceAccountIssuer)
 	}
 	if errs := validateTokenRequest(req); len(errs) > 0 {
 		return apierrors.NewInvalid(authenticationv1.SchemeGroupVersion.WithKind("TokenRequest").GroupKind(), name, errs)

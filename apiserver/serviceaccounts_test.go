@@ -105,10 +105,10 @@ func TestServiceAccountTokenAuthenticates(t *testing.T) {
 		t.Fatalf("SelfSubjectReview with the token: %v", err)
 	}
 	got := review.Status.UserInfo
-	delete(got.Extra, extraCredentialID)
+	delete(got.Extra, "authentication.kubernetes.io/credential-id")
 	want := authenticationv1.UserInfo{Username: "system:serviceaccount:default:default", UID: string(sa.UID),
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:default", "system:authenticated"},
-		Extra:  map[string]authenticationv1.ExtraValue{extraPodName: {"p"}, extraPodUID: {string(pod.UID)}}}
+		Extra:  map[string]authenticationv1.ExtraValue{"authentication.kubernetes.io/pod-name": {"p"}, "authentication.kubernetes.io/pod-uid": {string(pod.UID)}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("user = %+v\nwant %+v", got, want)
 	}

@@ -1,53 +1,49 @@
-package apiserver
+package authz
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/batchlet/batchlet/apiserver/authn"
 	"github.com/batchlet/batchlet/apiserver/endpoints"
-
-	"github.com/batchlet/batchlet/apiserver/genericstore"
-
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 )
 
-// nodeAuthorizer gives nodes (users system:node:<name> in system:nodes)
+// Node gives nodes (users system:node:<name> in system:nodes)
 // what upstream's Node authorizer gives the kubelet, as a subset: its own
 // Node and Lease, pods (reading all, writing status and deleting only those
 // bound to it), events, CSRs, services and endpoints, and the secrets,
 // configmaps and service accounts (tokens) of pods bound to it. What it
-// does not allow, and every other user, goes to next (RBAC).
-type nodeAuthorizer struct {
-	next  endpoints.Authorizer
-	graph nodeGraph
+// does not allow, and every other user, goes to Next (RBAC).
+type Node struct {
+	Next  endpoints.Authorizer
+	Graph NodeGraph
 }
 
-// nodeGraph answers which pods are bound to which node.
-type nodeGraph interface {
-	// podNode is the node pod namespace/name is bound to ("" for none).
-	podNode(ctx context.Context, namespace, name string) (string, error)
-	// podsOn lists the pods of namespace bound to node.
-	podsOn(ctx context.Context, namespace, node string) ([]*corev1.Pod, error)
+var _ endpoints.Authorizer = Node{}
+
+// NodeGraph answers which pods are bound to which node.
+type NodeGraph interface {
+	// PodNode is the node pod namespace/name is bound to ("" for none).
+	PodNode(ctx context.Context, namespace, name string) (string, error)
+	// PodsOn lists the pods of namespace bound to node.
+	PodsOn(ctx context.Context, namespace, node string) ([]*corev1.Pod, error)
 }
 
 // nodeName is the node a user is, if it is one.
 func nodeName(user string, groups []string) (string, bool) {
-	name, ok := strings.CutPrefix(user, NodeUserPrefix)
-	if !ok || name == "" || !slices.Contains(groups, GroupNodes) {
+	name, ok := strings.CutPrefix(user, authn.NodeUserPrefix)
+	if !ok || name == "" || !slices.Contains(groups, authn.GroupNodes) {
 		return "", false
 	}
 	return name, true
 }
 
 // Authorize implements Authorizer.
-func (n nodeAuthorizer) Authorize(ctx context.Context, attrs authorizationv1.SubjectAccessReviewSpec) (bool, string, error) {
+func (n Node) Authorize(ctx context.Context, attrs authorizationv1.SubjectAccessReviewSpec) (bool, string, error) {
 	node, ok := nodeName(attrs.User, attrs.Groups)
 	if ok && attrs.ResourceAttributes != nil {
 		allowed, err := n.allows(ctx, node, attrs.ResourceAttributes)
@@ -58,13 +54,13 @@ func (n nodeAuthorizer) Authorize(ctx context.Context, attrs authorizationv1.Sub
 			return true, "", nil
 		}
 	}
-	return n.next.Authorize(ctx, attrs)
+	return n.Next.Authorize(ctx, attrs)
 }
 
-// RulesFor implements Authorizer with next's rules: the node rules depend
+// RulesFor implements Authorizer with Next's rules: the node rules depend
 // on the objects named, which a rules review cannot list.
-func (n nodeAuthorizer) RulesFor(ctx context.Context, user authenticationv1.UserInfo, namespace string) authorizationv1.SubjectRulesReviewStatus {
-	return n.next.RulesFor(ctx, user, namespace)
+func (n Node) RulesFor(ctx context.Context, user authenticationv1.UserInfo, namespace string) authorizationv1.SubjectRulesReviewStatus {
+	return n.Next.RulesFor(ctx, user, namespace)
 }
 
 var (
@@ -73,7 +69,7 @@ var (
 )
 
 // allows decides one resource request of node.
-func (n nodeAuthorizer) allows(ctx context.Context, node string, ra *authorizationv1.ResourceAttributes) (bool, error) {
+func (n Node) allows(ctx context.Context, node string, ra *authorizationv1.ResourceAttributes) (bool, error) {
 	verb := ra.Verb
 	switch ra.Group + "/" + ra.Resource {
 	case "/nodes":
@@ -107,7 +103,7 @@ func (n nodeAuthorizer) allows(ctx context.Context, node string, ra *authorizati
 // podAllows: nodes read every pod (the agent watches its own, its peers
 // those sharing a subdomain), create mirror pods, and write the status of,
 // evict or delete only pods bound to them.
-func (n nodeAuthorizer) podAllows(ctx context.Context, node string, ra *authorizationv1.ResourceAttributes) (bool, error) {
+func (n Node) podAllows(ctx context.Context, node string, ra *authorizationv1.ResourceAttributes) (bool, error) {
 	switch {
 	case ra.Subresource == "" && slices.Contains(readVerbs, ra.Verb):
 		return true, nil
@@ -116,7 +112,7 @@ func (n nodeAuthorizer) podAllows(ctx context.Context, node string, ra *authoriz
 	case ra.Subresource == "" && ra.Verb == "delete",
 		ra.Subresource == "status" && slices.Contains(append(writeVerbs, "get"), ra.Verb),
 		ra.Subresource == "eviction" && ra.Verb == "create":
-		bound, err := n.graph.podNode(ctx, ra.Namespace, ra.Name)
+		bound, err := n.Graph.PodNode(ctx, ra.Namespace, ra.Name)
 		return bound == node && err == nil, nil
 	}
 	return false, nil
@@ -124,8 +120,8 @@ func (n nodeAuthorizer) podAllows(ctx context.Context, node string, ra *authoriz
 
 // referenced reports whether a pod bound to node uses the named secret,
 // configmap or service account.
-func (n nodeAuthorizer) referenced(ctx context.Context, node, namespace, resource, name string) (bool, error) {
-	pods, err := n.graph.podsOn(ctx, namespace, node)
+func (n Node) referenced(ctx context.Context, node, namespace, resource, name string) (bool, error) {
+	pods, err := n.Graph.PodsOn(ctx, namespace, node)
 	if err != nil {
 		return false, err
 	}
@@ -204,32 +200,4 @@ func containerReferences(envFrom []corev1.EnvFromSource, env []corev1.EnvVar, ad
 			add("configmaps", e.ValueFrom.ConfigMapKeyRef.Name)
 		}
 	}
-}
-
-// storeGraph answers nodeGraph from the server's store.
-type storeGraph struct{ s *Server }
-
-func (g storeGraph) podNode(ctx context.Context, namespace, name string) (string, error) {
-	obj, _, err := g.s.objects.GetShared(ctx, g.s.resource("", "v1", "pods"), namespace, name)
-	if apierrors.IsNotFound(err) {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("get pod %s/%s: %w", namespace, name, err)
-	}
-	return obj.(*corev1.Pod).Spec.NodeName, nil
-}
-
-func (g storeGraph) podsOn(ctx context.Context, namespace, node string) ([]*corev1.Pod, error) {
-	res := g.s.resource("", "v1", "pods")
-	onNode := genericstore.NewFilter(res, labels.Everything(), fields.OneTermEqualSelector("spec.nodeName", node))
-	lr, err := g.s.objects.List(ctx, res, namespace, onNode, 0, "", "", "")
-	if err != nil {
-		return nil, fmt.Errorf("list pods of node %s: %w", node, err)
-	}
-	out := make([]*corev1.Pod, 0, len(lr.Items))
-	for _, o := range lr.Items {
-		out = append(out, o.(*corev1.Pod))
-	}
-	return out, nil
 }
