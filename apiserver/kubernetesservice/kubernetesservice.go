@@ -1,10 +1,18 @@
 //lint:file-ignore SA1019 core/v1 Endpoints is deprecated, but upstream still keeps those of the kubernetes Service and serves the resource.
 
-package apiserver
+// Package kubernetesservice keeps the default/kubernetes Service, its
+// Endpoints and its EndpointSlice pointing at the API server, as
+// kube-apiserver's control-plane reconciler does: recreated when deleted,
+// set back when edited, checked every 10 seconds.
+//
+// It is a loop outside the request path that sees the API only through
+// client-go (the server hands it an in-process client).
+package kubernetesservice
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"time"
 
@@ -15,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 )
 
 // kubernetesServiceInterval is how often the kubernetes Service and its
@@ -25,59 +34,57 @@ const kubernetesServiceInterval = 10 * time.Second
 // the API server.
 const kubernetesService = "kubernetes"
 
-// AdvertiseAt sets the address and port clients reach this server at,
-// which the default/kubernetes Service and its Endpoints and EndpointSlice
-// point to. Call it before Run; without it no kubernetes Service is kept.
-func (s *Server) AdvertiseAt(self netip.AddrPort) { s.self = self }
+// Loop keeps default/kubernetes pointing at Self.
+type Loop struct {
+	Client kubernetes.Interface
+	// Self is where clients reach the API server.
+	Self netip.AddrPort
+	// ClusterIP is the Service's address (the first of the service range).
+	ClusterIP netip.Addr
+	Clock     clock.Clock
+	Log       *slog.Logger
+}
 
-// runKubernetesService keeps default/kubernetes and its endpoints as
-// upstream's controlplane reconciler does: recreated when deleted, and the
-// endpoints set back when edited.
-func (s *Server) runKubernetesService(ctx context.Context) {
-	if !s.self.IsValid() {
-		return
-	}
-	client, err := kubernetes.NewForConfig(s.InProcessConfig())
-	if err != nil {
-		s.log.Error("kubernetes service: build client", "err", err)
-		return
-	}
+// Run reconciles at start and every interval until ctx ends.
+func (l *Loop) Run(ctx context.Context) {
 	for {
-		if err := s.reconcileKubernetesService(ctx, client); err != nil && ctx.Err() == nil {
-			s.log.Warn("reconcile kubernetes service", "namespace", metav1.NamespaceDefault, "name", kubernetesService, "err", err)
+		if err := l.Reconcile(ctx); err != nil && ctx.Err() == nil {
+			l.Log.Warn("reconcile kubernetes service", "namespace", metav1.NamespaceDefault, "name", kubernetesService, "err", err)
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.clock.After(kubernetesServiceInterval):
+		case <-l.Clock.After(kubernetesServiceInterval):
 		}
 	}
 }
 
-func (s *Server) reconcileKubernetesService(ctx context.Context, client kubernetes.Interface) error {
-	if err := s.ensureKubernetesService(ctx, client); err != nil {
+// Reconcile makes the Service, its Endpoints and its EndpointSlice what
+// they should be, once.
+func (l *Loop) Reconcile(ctx context.Context) error {
+	if err := l.ensureService(ctx); err != nil {
 		return err
 	}
-	if err := s.ensureKubernetesEndpoints(ctx, client); err != nil {
+	if err := l.ensureEndpoints(ctx); err != nil {
 		return err
 	}
-	return s.ensureKubernetesEndpointSlice(ctx, client)
+	return l.ensureEndpointSlice(ctx)
 }
 
 // servicePorts: 443 https to the server's own port.
-func (s *Server) servicePorts() []corev1.ServicePort {
-	return []corev1.ServicePort{{Name: "https", Protocol: corev1.ProtocolTCP, Port: 443, TargetPort: intstr.FromInt32(int32(s.self.Port()))}}
+func (l *Loop) servicePorts() []corev1.ServicePort {
+	return []corev1.ServicePort{{Name: "https", Protocol: corev1.ProtocolTCP, Port: 443, TargetPort: intstr.FromInt32(int32(l.Self.Port()))}}
 }
 
-func (s *Server) ensureKubernetesService(ctx context.Context, client kubernetes.Interface) error {
-	svcs := client.CoreV1().Services(metav1.NamespaceDefault)
+func (l *Loop) ensureService(ctx context.Context) error {
+	svcs := l.Client.CoreV1().Services(metav1.NamespaceDefault)
 	cur, err := svcs.Get(ctx, kubernetesService, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		svc := &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Name: kubernetesService, Namespace: metav1.NamespaceDefault,
 				Labels: map[string]string{"component": "apiserver", "provider": "kubernetes"}},
-			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: s.serviceRange.First().String(),
-				Ports: s.servicePorts(), SessionAffinity: corev1.ServiceAffinityNone},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: l.ClusterIP.String(),
+				Ports: l.servicePorts(), SessionAffinity: corev1.ServiceAffinityNone},
 		}
 		_, err = svcs.Create(ctx, svc, metav1.CreateOptions{})
 		return ignoreExists(err, "creating service")
@@ -85,21 +92,21 @@ func (s *Server) ensureKubernetesService(ctx context.Context, client kubernetes.
 	if err != nil {
 		return fmt.Errorf("getting service: %w", err)
 	}
-	if equality.Semantic.DeepEqual(cur.Spec.Ports, s.servicePorts()) && cur.Spec.Type == corev1.ServiceTypeClusterIP {
+	if equality.Semantic.DeepEqual(cur.Spec.Ports, l.servicePorts()) && cur.Spec.Type == corev1.ServiceTypeClusterIP {
 		return nil
 	}
-	cur.Spec.Ports, cur.Spec.Type = s.servicePorts(), corev1.ServiceTypeClusterIP
+	cur.Spec.Ports, cur.Spec.Type = l.servicePorts(), corev1.ServiceTypeClusterIP
 	_, err = svcs.Update(ctx, cur, metav1.UpdateOptions{})
 	return ignoreConflict(err, "updating service")
 }
 
-func (s *Server) ensureKubernetesEndpoints(ctx context.Context, client kubernetes.Interface) error {
+func (l *Loop) ensureEndpoints(ctx context.Context) error {
 	want := []corev1.EndpointSubset{{
-		Addresses: []corev1.EndpointAddress{{IP: s.self.Addr().String()}},
-		Ports:     []corev1.EndpointPort{{Name: "https", Port: int32(s.self.Port()), Protocol: corev1.ProtocolTCP}},
+		Addresses: []corev1.EndpointAddress{{IP: l.Self.Addr().String()}},
+		Ports:     []corev1.EndpointPort{{Name: "https", Port: int32(l.Self.Port()), Protocol: corev1.ProtocolTCP}},
 	}}
 	labels := map[string]string{discoveryv1.LabelSkipMirror: "true"}
-	eps := client.CoreV1().Endpoints(metav1.NamespaceDefault)
+	eps := l.Client.CoreV1().Endpoints(metav1.NamespaceDefault)
 	cur, err := eps.Get(ctx, kubernetesService, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		ep := &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: kubernetesService, Namespace: metav1.NamespaceDefault, Labels: labels}, Subsets: want}
@@ -121,21 +128,21 @@ func (s *Server) ensureKubernetesEndpoints(ctx context.Context, client kubernete
 	return ignoreConflict(err, "updating endpoints")
 }
 
-func (s *Server) ensureKubernetesEndpointSlice(ctx context.Context, client kubernetes.Interface) error {
+func (l *Loop) ensureEndpointSlice(ctx context.Context) error {
 	ready := true
-	port := int32(s.self.Port())
+	port := int32(l.Self.Port())
 	name, proto := "https", corev1.ProtocolTCP
 	want := &discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{Name: kubernetesService, Namespace: metav1.NamespaceDefault,
 			Labels: map[string]string{discoveryv1.LabelServiceName: kubernetesService}},
 		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{s.self.Addr().String()}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{l.Self.Addr().String()}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
 		Ports:       []discoveryv1.EndpointPort{{Name: &name, Protocol: &proto, Port: &port}},
 	}
-	if s.self.Addr().Is6() {
+	if l.Self.Addr().Is6() {
 		want.AddressType = discoveryv1.AddressTypeIPv6
 	}
-	slices := client.DiscoveryV1().EndpointSlices(metav1.NamespaceDefault)
+	slices := l.Client.DiscoveryV1().EndpointSlices(metav1.NamespaceDefault)
 	cur, err := slices.Get(ctx, kubernetesService, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		_, err = slices.Create(ctx, want, metav1.CreateOptions{})
