@@ -69,12 +69,12 @@ var (
 )
 
 func (r storeReader) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (runtime.Object, error) {
-	obj, _, err := r.s.objects.GetShared(ctx, r.s.served.get(gvr), namespace, name)
+	obj, _, err := r.s.objects.GetShared(ctx, r.s.served.Get(gvr), namespace, name)
 	return obj, err
 }
 
 func (r storeReader) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, fieldSelector fields.Selector) ([]runtime.Object, error) {
-	res := r.s.served.get(gvr)
+	res := r.s.served.Get(gvr)
 	lr, err := r.s.objects.List(ctx, res, namespace, genericstore.NewFilter(res, labels.Everything(), fieldSelector), 0, "", "", "")
 	if err != nil {
 		return nil, err

@@ -150,9 +150,9 @@ func (s *Server) syncCRDs(ctx context.Context) {
 			s.log.Warn("sync CRD", "name", crd.Name, "err", err)
 		}
 	}
-	for name := range s.served.definitions() {
+	for name := range s.served.Definitions() {
 		if !alive[name] {
-			s.served.setDefinition(name, "", nil)
+			s.served.SetDefinition(name, "", nil)
 		}
 	}
 }
@@ -182,14 +182,14 @@ func (s *Server) syncCRD(ctx context.Context, crd *apiextensionsv1.CustomResourc
 	if crd.Name == builtinCRD || !apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
 		return nil
 	}
-	if s.served.servedFrom(crd.Name) == crd.ResourceVersion {
+	if s.served.ServedFrom(crd.Name) == crd.ResourceVersion {
 		return nil // schemas and CEL rules compiled already
 	}
 	rs, err := registry.CustomResources(crd)
 	if err != nil {
 		return err
 	}
-	s.served.setDefinition(crd.Name, crd.ResourceVersion, rs)
+	s.served.SetDefinition(crd.Name, crd.ResourceVersion, rs)
 	return nil
 }
 
@@ -197,7 +197,7 @@ func (s *Server) syncCRD(ctx context.Context, crd *apiextensionsv1.CustomResourc
 // built-in resources and by the other CRDs' accepted names.
 func (s *Server) takenNames(crd *apiextensionsv1.CustomResourceDefinition, all []*apiextensionsv1.CustomResourceDefinition) crdNames {
 	taken := crdNames{resources: sets.New[string](), kinds: sets.New[string]()}
-	for _, r := range s.served.list() {
+	for _, r := range s.served.List() {
 		if r.CustomResource || r.GVR.Group != crd.Spec.Group {
 			continue
 		}
@@ -325,7 +325,7 @@ func equalCRDStatus(a, b *apiextensionsv1.CustomResourceDefinition) bool {
 // cleanup finalizer; true when the CRD is gone or no longer served.
 func (s *Server) finishCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) bool {
 	var res *registry.Resource
-	for _, r := range s.served.list() {
+	for _, r := range s.served.List() {
 		if r.CustomResource && r.Definition == crd.Name {
 			res = r
 			break
@@ -333,7 +333,7 @@ func (s *Server) finishCRD(ctx context.Context, crd *apiextensionsv1.CustomResou
 	}
 	remaining := 0
 	if res != nil {
-		s.served.setTerminating(crd.Name)
+		s.served.SetTerminating(crd.Name)
 		n, err := s.deleteAllOf(ctx, res)
 		if err != nil {
 			s.log.Warn("delete custom resources", "name", crd.Name, "err", err)
@@ -345,7 +345,7 @@ func (s *Server) finishCRD(ctx context.Context, crd *apiextensionsv1.CustomResou
 		s.setTerminating(ctx, crd.Name, "InstanceDeletionInProgress", "CustomResource deletion is in progress")
 		return false
 	}
-	s.served.setDefinition(crd.Name, "", nil)
+	s.served.SetDefinition(crd.Name, "", nil)
 	if !apihelpers.CRDHasFinalizer(crd, apiextensionsv1.CustomResourceCleanupFinalizer) {
 		return true
 	}

@@ -66,7 +66,7 @@ func isDryRun(r *http.Request) bool {
 // createObject runs admission, defaulting and validation and stores obj.
 func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj runtime.Object, dryRun bool) (runtime.Object, error) {
 	m := genericstore.Accessor(obj)
-	if res.CustomResource && s.served.isTerminating(res.Definition) {
+	if res.CustomResource && s.served.IsTerminating(res.Definition) {
 		return nil, apierrors.NewForbidden(res.GroupResource(), m.GetName(), errors.New("create not allowed while custom resource definition is terminating"))
 	}
 	if res.Namespaced {

@@ -36,7 +36,7 @@ func (s *Server) apiGroups() []metav1.APIGroup {
 			versions[group] = append(versions[group], ver)
 		}
 	}
-	for _, r := range s.served.list() {
+	for _, r := range s.served.List() {
 		if r.GVR.Group != "" {
 			add(r.GroupVersion().String())
 		}
@@ -121,7 +121,7 @@ func (s *Server) resourceList(group, ver string) *metav1.APIResourceList {
 	list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv,
 		APIResources: []metav1.APIResource{}}
 	var res []*registry.Resource
-	for _, r := range s.served.list() {
+	for _, r := range s.served.List() {
 		if r.GVR.Group == group && r.GVR.Version == ver {
 			res = append(res, r)
 		}

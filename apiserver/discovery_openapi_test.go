@@ -81,7 +81,7 @@ func TestDiscoveryAndOpenAPIAgree(t *testing.T) {
 // customGroupVersions are the group versions served only by CRDs.
 func customGroupVersions(s *Server) map[string]bool {
 	custom, builtin := map[string]bool{}, map[string]bool{}
-	for _, r := range s.served.list() {
+	for _, r := range s.served.List() {
 		if r.CustomResource {
 			custom[r.GroupVersion().String()] = true
 		} else {

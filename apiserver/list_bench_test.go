@@ -86,7 +86,7 @@ func (w *discardResponseWriter) Write(p []byte) (int, error) { w.n += len(p); re
 // (reading the body into a fresh buffer as DoRaw does, and streaming it).
 func BenchmarkListPods(b *testing.B) {
 	srv := listBenchServer(b)
-	res := srv.served.get(schema.GroupVersionResource{Version: "v1", Resource: "pods"})
+	res := srv.served.Get(schema.GroupVersionResource{Version: "v1", Resource: "pods"})
 	ctx := context.Background()
 	b.Run("store", func(b *testing.B) {
 		for b.Loop() {

@@ -49,7 +49,7 @@ type ListerWatcher interface {
 // trim them, in-process informers have no use for them, and they are a
 // large part of a pod.
 func (s *Server) LocalListerWatcher(gvr schema.GroupVersionResource, namespace string, metadataOnly bool, tweak func(*metav1.ListOptions)) (ListerWatcher, error) {
-	res := s.served.get(gvr)
+	res := s.served.Get(gvr)
 	if res == nil {
 		return nil, fmt.Errorf("resource %s is not served", gvr)
 	}

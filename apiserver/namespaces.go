@@ -104,7 +104,7 @@ func (n namespaceStore) Namespace(ctx context.Context, name string) (*corev1.Nam
 // are core events): their objects go with that one.
 func (n namespaceStore) Resources() []*registry.Resource {
 	var out []*registry.Resource
-	for _, res := range n.s.served.list() {
+	for _, res := range n.s.served.List() {
 		if res.Namespaced && res.StorageResource == "" {
 			out = append(out, res)
 		}

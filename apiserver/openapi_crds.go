@@ -87,7 +87,7 @@ func openAPIHash(data []byte) string {
 func (s *Server) crdOpenAPIDocs(ctx context.Context) map[string][]byte {
 	builtin := map[string]bool{}
 	byGV := map[string][]*registry.Resource{}
-	for _, r := range s.served.list() {
+	for _, r := range s.served.List() {
 		gv := r.GroupVersion().String()
 		if !r.CustomResource {
 			builtin[gv] = true

@@ -105,7 +105,7 @@ type Server struct {
 	clock  clock.Clock
 	log    *slog.Logger
 	scheme *runtime.Scheme
-	served *servedTable
+	served *registry.Table
 	// crdMu serialises the CRD sync (names, conditions, serving, cleanup).
 	crdMu   sync.Mutex
 	metrics *metrics
@@ -184,7 +184,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, store: cfg.Storage, clock: cfg.Clock, log: cfg.Logger, scheme: scheme,
-		served: newServedTable(registry.All()), metrics: m,
+		served: registry.NewTable(registry.All()), metrics: m,
 		nodeTransport: newNodeTransport(cfg.NodeTLS), fieldManagers: patch.NewFieldManagers(scheme),
 		serviceRange: serviceRange,
 	}
@@ -231,10 +231,10 @@ func (s *Server) eventExpirer() *eventttl.Expirer {
 }
 
 func (s *Server) resource(group, version, resource string) *registry.Resource {
-	return s.served.get(schema.GroupVersionResource{Group: group, Version: version, Resource: resource})
+	return s.served.Get(schema.GroupVersionResource{Group: group, Version: version, Resource: resource})
 }
 
 // resourceForKind finds the served resource of a kind (nil if none).
 func (s *Server) resourceForKind(gvk schema.GroupVersionKind) *registry.Resource {
-	return s.served.forKind(gvk)
+	return s.served.ForKind(gvk)
 }

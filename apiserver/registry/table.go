@@ -1,19 +1,18 @@
-package apiserver
+package registry
 
 import (
 	"sync"
 
-	"github.com/batchlet/batchlet/apiserver/registry"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// servedTable is the set of served resources: the built-in ones from the
+// Table is the set of served resources: the built-in ones from the
 // start, and those of established CRDs, added and removed at run time.
 // Request routing, discovery, decoding and namespace deletion all read it.
-type servedTable struct {
+type Table struct {
 	mu      sync.RWMutex
-	byGVR   map[schema.GroupVersionResource]*registry.Resource
-	ordered []*registry.Resource
+	byGVR   map[schema.GroupVersionResource]*Resource
+	ordered []*Resource
 	// terminating CRDs still serve their objects but refuse new ones.
 	terminating map[string]bool
 	// builtFrom is the resourceVersion of the CRD each served one was
@@ -21,8 +20,9 @@ type servedTable struct {
 	builtFrom map[string]string
 }
 
-func newServedTable(builtin []*registry.Resource) *servedTable {
-	t := &servedTable{byGVR: map[schema.GroupVersionResource]*registry.Resource{}, terminating: map[string]bool{}, builtFrom: map[string]string{}}
+// NewTable serves builtin (All()) and nothing else yet.
+func NewTable(builtin []*Resource) *Table {
+	t := &Table{byGVR: map[schema.GroupVersionResource]*Resource{}, terminating: map[string]bool{}, builtFrom: map[string]string{}}
 	for _, r := range builtin {
 		t.byGVR[r.GVR] = r
 		t.ordered = append(t.ordered, r)
@@ -30,14 +30,15 @@ func newServedTable(builtin []*registry.Resource) *servedTable {
 	return t
 }
 
-func (t *servedTable) get(gvr schema.GroupVersionResource) *registry.Resource {
+// Get is the served resource gvr names (nil if none).
+func (t *Table) Get(gvr schema.GroupVersionResource) *Resource {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return t.byGVR[gvr]
 }
 
-// forKind finds the served resource of a kind (nil if none).
-func (t *servedTable) forKind(gvk schema.GroupVersionKind) *registry.Resource {
+// ForKind finds the served resource of a kind (nil if none).
+func (t *Table) ForKind(gvk schema.GroupVersionKind) *Resource {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	for _, r := range t.ordered {
@@ -48,17 +49,17 @@ func (t *servedTable) forKind(gvk schema.GroupVersionKind) *registry.Resource {
 	return nil
 }
 
-// list is a snapshot of the served resources in discovery order.
-func (t *servedTable) list() []*registry.Resource {
+// List is a snapshot of the served resources in discovery order.
+func (t *Table) List() []*Resource {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	return append([]*registry.Resource(nil), t.ordered...)
+	return append([]*Resource(nil), t.ordered...)
 }
 
-// setDefinition replaces the resources served for the CRD named crd by rs,
+// SetDefinition replaces the resources served for the CRD named crd by rs,
 // built from its version rv (none: stop serving it). A resource whose GVR
 // another owner serves is skipped: the names check should have refused it.
-func (t *servedTable) setDefinition(crd, rv string, rs []*registry.Resource) {
+func (t *Table) SetDefinition(crd, rv string, rs []*Resource) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(rs) == 0 {
@@ -85,30 +86,30 @@ func (t *servedTable) setDefinition(crd, rv string, rs []*registry.Resource) {
 	t.ordered = kept
 }
 
-// servedFrom is the resourceVersion the served CRD named crd was built
+// ServedFrom is the resourceVersion the served CRD named crd was built
 // from ("" when not served).
-func (t *servedTable) servedFrom(crd string) string {
+func (t *Table) ServedFrom(crd string) string {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return t.builtFrom[crd]
 }
 
-// setTerminating marks the CRD named crd as being deleted.
-func (t *servedTable) setTerminating(crd string) {
+// SetTerminating marks the CRD named crd as being deleted.
+func (t *Table) SetTerminating(crd string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.terminating[crd] = true
 }
 
-// isTerminating says whether the CRD named crd is being deleted.
-func (t *servedTable) isTerminating(crd string) bool {
+// IsTerminating says whether the CRD named crd is being deleted.
+func (t *Table) IsTerminating(crd string) bool {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return t.terminating[crd]
 }
 
-// definitions lists the CRD names being served.
-func (t *servedTable) definitions() map[string]bool {
+// Definitions lists the CRD names being served.
+func (t *Table) Definitions() map[string]bool {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	out := map[string]bool{}
