@@ -8,8 +8,6 @@ import (
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 const crontabCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
@@ -21,78 +19,6 @@ const crontabCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResour
   "schema":{"openAPIV3Schema":{"type":"object","properties":{
    "spec":{"type":"object","properties":{"cronSpec":{"type":"string"},"replicas":{"type":"integer","minimum":1,"default":1}}},
    "status":{"type":"object","properties":{"replicas":{"type":"integer"}}}}}}}]}}`
-
-func crdNamed(name, group, plural, kind string, accepted bool) *apiextensionsv1.CustomResourceDefinition {
-	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	crd.Spec.Group = group
-	crd.Spec.Names = apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Singular: strings.ToLower(kind), Kind: kind, ListKind: kind + "List"}
-	if accepted {
-		crd.Status.AcceptedNames = crd.Spec.Names
-	}
-	return crd
-}
-
-func TestAcceptNames(t *testing.T) {
-	taken := crdNames{resources: sets.New("jobs", "job", "cj"), kinds: sets.New("Job", "JobList")}
-	cases := []struct {
-		name                 string
-		crd                  *apiextensionsv1.CustomResourceDefinition
-		wantStatus           apiextensionsv1.ConditionStatus
-		wantReason, wantMsg  string
-		wantEstablished      apiextensionsv1.ConditionStatus
-		wantEstablishedWhy   string
-		wantPlural, wantKind string
-	}{
-		{name: "fresh names", crd: crdNamed("widgets.g", "g", "widgets", "Widget", false),
-			wantStatus: "True", wantReason: "NoConflicts", wantMsg: "no conflicts found",
-			wantEstablished: "True", wantEstablishedWhy: "InitialNamesAccepted", wantPlural: "widgets", wantKind: "Widget"},
-		{name: "plural taken", crd: crdNamed("jobs.g", "g", "jobs", "Widget", false),
-			wantStatus: "False", wantReason: "PluralConflict", wantMsg: `"jobs" is already in use`,
-			wantEstablished: "False", wantEstablishedWhy: "NotAccepted", wantPlural: "", wantKind: "Widget"},
-		{name: "kind taken", crd: crdNamed("widgets.g", "g", "widgets", "Job", false),
-			wantStatus: "False", wantReason: "ListKindConflict", wantMsg: `"JobList" is already in use`,
-			wantEstablished: "False", wantEstablishedWhy: "NotAccepted", wantPlural: "widgets", wantKind: ""},
-		{name: "already ours", crd: crdNamed("jobs.g", "g", "jobs", "Job", true),
-			wantStatus: "True", wantReason: "NoConflicts", wantMsg: "no conflicts found",
-			wantEstablished: "True", wantEstablishedWhy: "InitialNamesAccepted", wantPlural: "jobs", wantKind: "Job"},
-	}
-	now := metav1.Now()
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			names, accepted, established := acceptNames(tc.crd, taken, now)
-			if accepted.Status != tc.wantStatus || accepted.Reason != tc.wantReason || accepted.Message != tc.wantMsg {
-				t.Errorf("NamesAccepted = %s %s %q, want %s %s %q", accepted.Status, accepted.Reason, accepted.Message, tc.wantStatus, tc.wantReason, tc.wantMsg)
-			}
-			if established.Status != tc.wantEstablished || established.Reason != tc.wantEstablishedWhy {
-				t.Errorf("Established = %s %s, want %s %s", established.Status, established.Reason, tc.wantEstablished, tc.wantEstablishedWhy)
-			}
-			if names.Plural != tc.wantPlural || names.Kind != tc.wantKind {
-				t.Errorf("accepted names = %s/%s, want %s/%s", names.Plural, names.Kind, tc.wantPlural, tc.wantKind)
-			}
-		})
-	}
-}
-
-// createCRD posts a CRD and returns it as stored after the sync.
-func (e *testEnv) createCRD(t *testing.T, body string) *apiextensionsv1.CustomResourceDefinition {
-	t.Helper()
-	code, data := e.do(t, http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "", "application/json", []byte(body), testToken)
-	if code != http.StatusCreated {
-		t.Fatalf("create CRD: %d %s", code, data)
-	}
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := json.Unmarshal(data, &crd); err != nil {
-		t.Fatal(err)
-	}
-	code, data = e.do(t, http.MethodGet, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"+crd.Name, "", "", nil, testToken)
-	if code != http.StatusOK {
-		t.Fatalf("get CRD: %d %s", code, data)
-	}
-	if err := json.Unmarshal(data, &crd); err != nil {
-		t.Fatal(err)
-	}
-	return &crd
-}
 
 func TestCRDEstablishedAndConflict(t *testing.T) {
 	e := newTestEnv(t)
@@ -209,7 +135,7 @@ func TestCRDTerminatingWaitsForFinalizers(t *testing.T) {
 	if code, data := e.do(t, http.MethodPatch, base+"/held", "", "application/merge-patch+json", []byte(patch), testToken); code != http.StatusOK {
 		t.Fatalf("drop finalizer: %d %s", code, data)
 	}
-	e.srv.syncCRDs(e.ctx) // what the CRD loop does on its next pass
+	e.srv.crds.Sync(e.ctx) // what the CRD loop does on its next pass
 	if code, _ := e.do(t, http.MethodGet, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com", "", "", nil, testToken); code != http.StatusNotFound {
 		t.Fatalf("CRD after its last object went: %d, want 404", code)
 	}
@@ -232,4 +158,25 @@ func TestCustomResourceSelectableFields(t *testing.T) {
 	if st := decodeStatus(t, data); code != http.StatusBadRequest || st.Message != "field label not supported: spec.image" {
 		t.Fatalf("list by an unselectable field: %d %s", code, st.Message)
 	}
+}
+
+// createCRD posts a CRD and returns it as stored after the sync.
+func (e *testEnv) createCRD(t *testing.T, body string) *apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	code, data := e.do(t, http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "", "application/json", []byte(body), testToken)
+	if code != http.StatusCreated {
+		t.Fatalf("create CRD: %d %s", code, data)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := json.Unmarshal(data, &crd); err != nil {
+		t.Fatal(err)
+	}
+	code, data = e.do(t, http.MethodGet, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"+crd.Name, "", "", nil, testToken)
+	if code != http.StatusOK {
+		t.Fatalf("get CRD: %d %s", code, data)
+	}
+	if err := json.Unmarshal(data, &crd); err != nil {
+		t.Fatal(err)
+	}
+	return &crd
 }

@@ -127,7 +127,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveResource(rec, r.WithContext(withFieldManager(r.Context(), r)), info)
 	}
 	if info.Res != nil && info.Res.GVR == crdGVR && isWriteVerb(info.Verb) && rec.code < 300 {
-		s.syncCRDs(r.Context()) // names, conditions and serving follow at once
+		s.crds.Sync(r.Context()) // names, conditions and serving follow at once
 	}
 	took := s.clock.Since(start)
 	s.metrics.observe(info.Verb, info.Group, info.Version, info.Resource, info.Subresource, rec.code, took)

@@ -72,7 +72,11 @@ func (s *Server) markNamespaceDeleting(ctx context.Context, res *registry.Resour
 // content is listed and deleted through the server's own paths (watchers
 // see every deletion, finalizers and graceful deletion apply), the
 // namespace itself is written raw, past its strategy.
-type namespaceStore struct{ s *Server }
+type namespaceStore struct{ contentStore }
+
+// contentStore lists and deletes the objects of a resource through the
+// server's own paths, for the loops that empty namespaces and CRDs.
+type contentStore struct{ s *Server }
 
 var _ nslifecycle.Store = namespaceStore{}
 
@@ -112,7 +116,7 @@ func (n namespaceStore) Resources() []*registry.Resource {
 	return out
 }
 
-func (n namespaceStore) Objects(ctx context.Context, res *registry.Resource, namespace string) ([]metav1.Object, error) {
+func (n contentStore) Objects(ctx context.Context, res *registry.Resource, namespace string) ([]metav1.Object, error) {
 	everything := genericstore.Everything(res)
 	lr, err := n.s.objects.List(ctx, res, namespace, everything, 0, "", "", "")
 	if err != nil {
@@ -125,7 +129,7 @@ func (n namespaceStore) Objects(ctx context.Context, res *registry.Resource, nam
 	return out, nil
 }
 
-func (n namespaceStore) Delete(ctx context.Context, res *registry.Resource, namespace, name string) (bool, error) {
+func (n contentStore) Delete(ctx context.Context, res *registry.Resource, namespace, name string) (bool, error) {
 	bg := metav1.DeletePropagationBackground
 	_, gone, err := n.s.deleteObject(ctx, res, namespace, name, &metav1.DeleteOptions{PropagationPolicy: &bg})
 	return gone, err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/batchlet/batchlet/apiserver/authn"
 	"github.com/batchlet/batchlet/apiserver/authz"
+	"github.com/batchlet/batchlet/apiserver/crdsync"
 	"github.com/batchlet/batchlet/apiserver/endpoints"
 
 	"github.com/batchlet/batchlet/apiserver/eventttl"
@@ -106,8 +107,8 @@ type Server struct {
 	log    *slog.Logger
 	scheme *runtime.Scheme
 	served *registry.Table
-	// crdMu serialises the CRD sync (names, conditions, serving, cleanup).
-	crdMu   sync.Mutex
+	// crds names, establishes, serves and finalizes CRDs.
+	crds    *crdsync.Loop
 	metrics *metrics
 	handler http.Handler
 	// namespaces finishes the deletion of namespaces.
@@ -192,7 +193,8 @@ func New(cfg Config) (*Server, error) {
 	s.objects = genericstore.New(genericstore.Config{Backend: cfg.Storage, Clock: cfg.Clock, Logger: cfg.Logger, BookmarkInterval: cfg.BookmarkInterval})
 	s.authn = s.newAuthenticator()
 	s.authz = authz.New(cfg.RBAC, cfg.Authorizer, storeReader{s})
-	s.namespaces = nslifecycle.New(namespaceStore{s}, cfg.NamespaceSyncInterval, s.clock, s.log)
+	s.crds = crdsync.New(crdStore{contentStore{s}}, s.served, cfg.NamespaceSyncInterval, s.clock, s.log)
+	s.namespaces = nslifecycle.New(namespaceStore{contentStore{s}}, cfg.NamespaceSyncInterval, s.clock, s.log)
 	s.handler = s.buildHandler()
 	if err := s.bootstrap(context.Background()); err != nil {
 		return nil, err
@@ -214,7 +216,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // compaction is the store's own (package storage).
 func (s *Server) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	for _, loop := range []func(context.Context){s.eventExpirer().Run, s.namespaces.Run, s.runCRDLoop, s.runKubernetesService} {
+	for _, loop := range []func(context.Context){s.eventExpirer().Run, s.namespaces.Run, s.crds.Run, s.runKubernetesService} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
