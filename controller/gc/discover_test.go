@@ -2,17 +2,21 @@ package gc
 
 import (
 	"context"
-	"github.com/batchlet/batchlet/controller/controllerctx"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/batchlet/batchlet/controller/controllerctx"
 
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/metadata/fake"
 	"k8s.io/client-go/metadata/metadatainformer"
+	clienttesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 )
@@ -64,6 +68,18 @@ func TestDiscoveredOwnerKindsAreCollected(t *testing.T) {
 		obj(podsRes, "of-gone", "p2", widgetRef("gone", "w-gone")),
 	}
 	client := fake.NewSimpleMetadataClient(scheme, objs...)
+	// The fake's watches replay nothing: a delete made before the Widget
+	// informer's watch exists would be lost, so the test deletes only
+	// once that watch is open.
+	widgetsWatched := make(chan struct{})
+	var once sync.Once
+	client.PrependWatchReactor("widgets", func(action clienttesting.Action) (bool, watch.Interface, error) {
+		w, err := client.Tracker().Watch(action.GetResource(), action.GetNamespace())
+		if err == nil {
+			once.Do(func() { close(widgetsWatched) })
+		}
+		return true, w, err
+	})
 	c, err := New(controllerctx.Context{Metadata: client, MetadataInformers: metadatainformer.NewSharedInformerFactory(client, 0),
 		Clock: clocktesting.NewFakeClock(time.Now()), Registerer: prometheus.NewRegistry()}, Options{Resources: []Resource{podsRes, jobsRes}})
 	if err != nil {
@@ -76,6 +92,11 @@ func TestDiscoveredOwnerKindsAreCollected(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done })
 
 	eventually(t, "pod of the missing Widget deleted", func() bool { return get(t, client, podsRes, "of-gone") == nil })
+	select {
+	case <-widgetsWatched:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Widget informer never watched")
+	}
 	if err := client.Resource(widgetsRes.GVR).Namespace("ns").Delete(t.Context(), "live", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
