@@ -116,3 +116,12 @@ func (c crdStore) UpdateCRD(ctx context.Context, name string, mutate func(*apiex
 	}
 	return out.(*apiextensionsv1.CustomResourceDefinition), nil
 }
+
+// crdNamed reads a CRD for discovery's OpenAPI documents (only read).
+func (s *Server) crdNamed(ctx context.Context, name string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	obj, _, err := s.objects.GetShared(ctx, s.crdResource(), "", name)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*apiextensionsv1.CustomResourceDefinition), nil
+}

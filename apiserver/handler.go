@@ -5,14 +5,17 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/discovery"
 	"github.com/batchlet/batchlet/apiserver/endpoints"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/batchlet/batchlet/storage"
 )
@@ -106,10 +109,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveOptional(w, r, s.cfg.OpenAPIV2)
 		return
 	case path == "/openapi/v3" || strings.HasPrefix(path, "/openapi/v3/"):
-		s.serveOpenAPIV3(w, r)
+		s.discovery.ServeOpenAPIV3(w, r)
 		return
 	}
-	if s.serveDiscovery(w, r) {
+	if s.discovery.Serve(w, r) {
 		return
 	}
 	info, ok := endpoints.ParseResourcePath(path)
@@ -140,7 +143,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // isNonResourcePath: the authenticated paths that are not resources.
 func isNonResourcePath(path string) bool {
 	return path == "/metrics" || path == BackupPath || path == "/openapi/v2" || strings.HasPrefix(path, "/openapi/v2/") ||
-		path == "/openapi/v3" || strings.HasPrefix(path, "/openapi/v3/") || isDiscoveryPath(path)
+		path == "/openapi/v3" || strings.HasPrefix(path, "/openapi/v3/") || discovery.IsPath(path)
 }
 
 func (s *Server) serveOptional(w http.ResponseWriter, r *http.Request, h http.Handler) {
@@ -173,15 +176,12 @@ func (s *Server) serveReadyz(w http.ResponseWriter) {
 	_, _ = w.Write([]byte("ok"))
 }
 
-// isDiscoveryPath reports whether path is one serveDiscovery may answer.
-func isDiscoveryPath(path string) bool {
-	path = strings.TrimSuffix(path, "/")
-	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
-	switch {
-	case path == "/api" || path == "/api/v1" || path == "/apis":
-		return true
-	case parts[0] == "apis" && (len(parts) == 2 || len(parts) == 3):
-		return true
-	}
-	return false
+// serveVersion answers /version with the Kubernetes version batchlet
+// implements.
+func (s *Server) serveVersion(w http.ResponseWriter) {
+	endpoints.WriteJSON(w, http.StatusOK, version.Info{
+		Major: Major, Minor: Minor, GitVersion: GitVersion, GitCommit: "batchlet", GitTreeState: "clean",
+		BuildDate: "2026-01-01T00:00:00Z", GoVersion: runtime.Version(), Compiler: runtime.Compiler,
+		Platform: runtime.GOOS + "/" + runtime.GOARCH,
+	})
 }

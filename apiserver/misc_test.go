@@ -361,7 +361,7 @@ func TestAggregatedDiscovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); ct != aggregatedContentType {
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList" {
 		t.Fatalf("content type %q", ct)
 	}
 	body, _ := io.ReadAll(resp.Body)

@@ -17,6 +17,7 @@ import (
 	"github.com/batchlet/batchlet/apiserver/authn"
 	"github.com/batchlet/batchlet/apiserver/authz"
 	"github.com/batchlet/batchlet/apiserver/crdsync"
+	"github.com/batchlet/batchlet/apiserver/discovery"
 	"github.com/batchlet/batchlet/apiserver/endpoints"
 
 	"github.com/batchlet/batchlet/apiserver/eventttl"
@@ -107,6 +108,8 @@ type Server struct {
 	log    *slog.Logger
 	scheme *runtime.Scheme
 	served *registry.Table
+	// discovery serves discovery and OpenAPI v3 from served.
+	discovery *discovery.Handler
 	// crds names, establishes, serves and finalizes CRDs.
 	crds    *crdsync.Loop
 	metrics *metrics
@@ -193,6 +196,7 @@ func New(cfg Config) (*Server, error) {
 	s.objects = genericstore.New(genericstore.Config{Backend: cfg.Storage, Clock: cfg.Clock, Logger: cfg.Logger, BookmarkInterval: cfg.BookmarkInterval})
 	s.authn = s.newAuthenticator()
 	s.authz = authz.New(cfg.RBAC, cfg.Authorizer, storeReader{s})
+	s.discovery = &discovery.Handler{Served: s.served, OpenAPIV3: cfg.OpenAPIV3, CRD: s.crdNamed, Log: s.log}
 	s.crds = crdsync.New(crdStore{contentStore{s}}, s.served, cfg.NamespaceSyncInterval, s.clock, s.log)
 	s.namespaces = nslifecycle.New(namespaceStore{contentStore{s}}, cfg.NamespaceSyncInterval, s.clock, s.log)
 	s.handler = s.buildHandler()

@@ -1,4 +1,4 @@
-package apiserver
+package discovery
 
 import (
 	"encoding/json"
@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/batchlet/batchlet/apiserver/endpoints"
-
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // aggregatedContentType is the media type of aggregated discovery (v2).
@@ -28,21 +28,21 @@ func wantsAggregated(r *http.Request) bool {
 }
 
 // serveAggregated answers /api (core) or /apis (groups) in one document.
-func (s *Server) serveAggregated(w http.ResponseWriter, core bool) {
+func (h *Handler) serveAggregated(w http.ResponseWriter, core bool) {
 	list := &apidiscoveryv2.APIGroupDiscoveryList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupDiscoveryList", APIVersion: "apidiscovery.k8s.io/v2"}}
 	groups := []metav1.APIGroup{{Versions: []metav1.GroupVersionForDiscovery{{GroupVersion: "v1", Version: "v1"}}}}
 	if !core {
-		groups = s.apiGroups()
+		groups = h.apiGroups()
 	}
 	for _, ag := range groups {
 		g := apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: ag.Name}}
 		for _, gv := range ag.Versions {
 			v := apidiscoveryv2.APIVersionDiscovery{Version: gv.Version, Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent, Resources: []apidiscoveryv2.APIResourceDiscovery{}}
-			for _, r := range s.resourceList(ag.Name, gv.Version).APIResources {
+			for _, r := range h.resourceList(ag.Name, gv.Version).APIResources {
 				if strings.Contains(r.Name, "/") {
 					continue
 				}
-				v.Resources = append(v.Resources, s.aggregatedResource(ag.Name, gv.Version, r))
+				v.Resources = append(v.Resources, h.aggregatedResource(ag.Name, gv.Version, r))
 			}
 			g.Versions = append(g.Versions, v)
 		}
@@ -59,7 +59,7 @@ func (s *Server) serveAggregated(w http.ResponseWriter, core bool) {
 	_, _ = w.Write(data)
 }
 
-func (s *Server) aggregatedResource(group, version string, r metav1.APIResource) apidiscoveryv2.APIResourceDiscovery {
+func (h *Handler) aggregatedResource(group, version string, r metav1.APIResource) apidiscoveryv2.APIResourceDiscovery {
 	scope := apidiscoveryv2.ScopeCluster
 	if r.Namespaced {
 		scope = apidiscoveryv2.ScopeNamespace
@@ -68,7 +68,7 @@ func (s *Server) aggregatedResource(group, version string, r metav1.APIResource)
 		Resource: r.Name, ResponseKind: &metav1.GroupVersionKind{Group: group, Version: version, Kind: r.Kind},
 		Scope: scope, SingularResource: r.SingularName, Verbs: r.Verbs, ShortNames: r.ShortNames, Categories: r.Categories,
 	}
-	res := s.resource(group, version, r.Name)
+	res := h.Served.Get(schema.GroupVersionResource{Group: group, Version: version, Resource: r.Name})
 	if res == nil {
 		return out
 	}

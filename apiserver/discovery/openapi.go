@@ -1,4 +1,4 @@
-package apiserver
+package discovery
 
 import (
 	"bytes"
@@ -12,43 +12,41 @@ import (
 	"strings"
 
 	"github.com/batchlet/batchlet/apiserver/endpoints"
-
 	"github.com/batchlet/batchlet/apiserver/registry"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	"k8s.io/kube-openapi/pkg/spec3"
 )
 
-// serveOpenAPIV3 serves the static documents of the built-in groups and,
+// ServeOpenAPIV3 serves the static documents of the built-in groups and,
 // for the group versions only CRDs serve, documents built from their
 // schemas as upstream builds them (kubectl explain and client-side
 // validation read them); the discovery index lists both.
-func (s *Server) serveOpenAPIV3(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) ServeOpenAPIV3(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSuffix(r.URL.Path, "/")
-	docs := s.crdOpenAPIDocs(r.Context())
-	if path == "/openapi/v3" && len(docs) > 0 && s.cfg.OpenAPIV3 != nil {
-		s.serveOpenAPIIndex(w, r, docs)
+	docs := h.crdOpenAPIDocs(r.Context())
+	if path == "/openapi/v3" && len(docs) > 0 && h.OpenAPIV3 != nil {
+		h.serveOpenAPIIndex(w, r, docs)
 		return
 	}
 	if data, ok := docs[strings.TrimPrefix(path, "/openapi/v3/")]; ok {
 		serveOpenAPIJSON(w, r, data)
 		return
 	}
-	s.serveOptional(w, r, s.cfg.OpenAPIV3)
+	h.serveStatic(w, r)
 }
 
 // serveOpenAPIIndex adds the CRD documents to the static index.
-func (s *Server) serveOpenAPIIndex(w http.ResponseWriter, r *http.Request, docs map[string][]byte) {
+func (h *Handler) serveOpenAPIIndex(w http.ResponseWriter, r *http.Request, docs map[string][]byte) {
 	rec := httptest.NewRecorder()
 	static := r.Clone(r.Context())
 	static.Header.Del("If-None-Match") // the merged index has an ETag of its own
 	static.Header.Del("If-Modified-Since")
-	s.cfg.OpenAPIV3.ServeHTTP(rec, static)
+	h.OpenAPIV3.ServeHTTP(rec, static)
 	var index struct {
 		Paths map[string]json.RawMessage `json:"paths"`
 	}
 	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &index) != nil || index.Paths == nil {
-		s.serveOptional(w, r, s.cfg.OpenAPIV3)
+		h.serveStatic(w, r)
 		return
 	}
 	for key, data := range docs {
@@ -84,10 +82,10 @@ func openAPIHash(data []byte) string {
 
 // crdOpenAPIDocs builds the v3 document of each group version served only
 // by CRDs, keyed "apis/<group>/<version>".
-func (s *Server) crdOpenAPIDocs(ctx context.Context) map[string][]byte {
+func (h *Handler) crdOpenAPIDocs(ctx context.Context) map[string][]byte {
 	builtin := map[string]bool{}
 	byGV := map[string][]*registry.Resource{}
-	for _, r := range s.served.List() {
+	for _, r := range h.Served.List() {
 		gv := r.GroupVersion().String()
 		if !r.CustomResource {
 			builtin[gv] = true
@@ -102,14 +100,14 @@ func (s *Server) crdOpenAPIDocs(ctx context.Context) map[string][]byte {
 		}
 		var specs []*spec3.OpenAPI
 		for _, r := range rs {
-			crd, err := s.definitionOf(ctx, r)
+			crd, err := h.CRD(ctx, r.Definition)
 			if err != nil {
-				s.log.Warn("openapi for CRD", "name", r.Definition, "err", err)
+				h.Log.Warn("openapi for CRD", "name", r.Definition, "err", err)
 				continue
 			}
 			doc, err := builder.BuildOpenAPIV3(crd, r.GVR.Version, builder.Options{})
 			if err != nil {
-				s.log.Warn("openapi for CRD", "name", r.Definition, "err", err)
+				h.Log.Warn("openapi for CRD", "name", r.Definition, "err", err)
 				continue
 			}
 			specs = append(specs, doc)
@@ -119,7 +117,7 @@ func (s *Server) crdOpenAPIDocs(ctx context.Context) map[string][]byte {
 		}
 		merged, err := builder.MergeSpecsV3(specs...)
 		if err != nil {
-			s.log.Warn("merge CRD openapi", "groupVersion", gv, "err", err)
+			h.Log.Warn("merge CRD openapi", "groupVersion", gv, "err", err)
 			continue
 		}
 		var buf bytes.Buffer
@@ -131,11 +129,11 @@ func (s *Server) crdOpenAPIDocs(ctx context.Context) map[string][]byte {
 	return docs
 }
 
-// definitionOf reads the CRD a custom resource is served from.
-func (s *Server) definitionOf(ctx context.Context, r *registry.Resource) (*apiextensionsv1.CustomResourceDefinition, error) {
-	obj, _, err := s.objects.GetShared(ctx, s.crdResource(), "", r.Definition)
-	if err != nil {
-		return nil, err
+// serveStatic answers with the built-in documents, or 404 without them.
+func (h *Handler) serveStatic(w http.ResponseWriter, r *http.Request) {
+	if h.OpenAPIV3 == nil {
+		endpoints.WriteError(w, endpoints.ErrNotFoundPath())
+		return
 	}
-	return obj.(*apiextensionsv1.CustomResourceDefinition), nil
+	h.OpenAPIV3.ServeHTTP(w, r)
 }

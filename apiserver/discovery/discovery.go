@@ -1,30 +1,43 @@
-package apiserver
+// Package discovery serves what clients learn the API from: discovery
+// (/api, /apis, each group and group version; aggregated discovery v2 in
+// one document) and the OpenAPI v3 documents, the static ones of the
+// built-in groups merged with those built from the schemas of the group
+// versions only CRDs serve.
+//
+// Everything is derived from one registry.Table, the one request routing
+// reads, so discovery, OpenAPI and what is served cannot disagree.
+package discovery
 
 import (
-	"github.com/batchlet/batchlet/apiserver/endpoints"
+	"context"
+	"log/slog"
 	"net/http"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
 	"github.com/batchlet/batchlet/apiserver/registry"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
 )
 
-func (s *Server) serveVersion(w http.ResponseWriter) {
-	endpoints.WriteJSON(w, http.StatusOK, version.Info{
-		Major: Major, Minor: Minor, GitVersion: GitVersion, GitCommit: "batchlet", GitTreeState: "clean",
-		BuildDate: "2026-01-01T00:00:00Z", GoVersion: runtime.Version(), Compiler: runtime.Compiler,
-		Platform: runtime.GOOS + "/" + runtime.GOARCH,
-	})
+// Handler serves discovery and OpenAPI v3 from the served resources.
+type Handler struct {
+	Served *registry.Table
+	// OpenAPIV3 serves the built-in groups' /openapi/v3[/...]; nil
+	// answers 404.
+	OpenAPIV3 http.Handler
+	// CRD reads the CRD a custom resource is served from (only read).
+	CRD func(ctx context.Context, name string) (*apiextensionsv1.CustomResourceDefinition, error)
+	Log *slog.Logger
 }
 
 // apiGroups returns the served API groups (core excluded) in discovery
 // order, each with its versions, the preferred (highest by Kubernetes'
 // version ordering, as for CRDs upstream) first.
-func (s *Server) apiGroups() []metav1.APIGroup {
+func (h *Handler) apiGroups() []metav1.APIGroup {
 	var order []string
 	versions := map[string][]string{}
 	add := func(gv string) {
@@ -36,7 +49,7 @@ func (s *Server) apiGroups() []metav1.APIGroup {
 			versions[group] = append(versions[group], ver)
 		}
 	}
-	for _, r := range s.served.List() {
+	for _, r := range h.Served.List() {
 		if r.GVR.Group != "" {
 			add(r.GroupVersion().String())
 		}
@@ -56,8 +69,8 @@ func (s *Server) apiGroups() []metav1.APIGroup {
 }
 
 // servesGroupVersion says whether group/ver is served.
-func (s *Server) servesGroupVersion(group, ver string) bool {
-	for _, g := range s.apiGroups() {
+func (h *Handler) servesGroupVersion(group, ver string) bool {
+	for _, g := range h.apiGroups() {
 		if g.Name != group {
 			continue
 		}
@@ -70,12 +83,13 @@ func (s *Server) servesGroupVersion(group, ver string) bool {
 	return false
 }
 
-// serveDiscovery answers /api, /apis and their group/version documents.
-func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
+// Serve answers /api, /apis and their group/version documents; false
+// when path is none of them.
+func (h *Handler) Serve(w http.ResponseWriter, r *http.Request) bool {
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
 	if (path == "/api" || path == "/apis") && wantsAggregated(r) {
-		s.serveAggregated(w, path == "/api")
+		h.serveAggregated(w, path == "/api")
 		return true
 	}
 	switch {
@@ -85,13 +99,13 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 			ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{{ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host}},
 		})
 	case path == "/api/v1":
-		endpoints.WriteJSON(w, http.StatusOK, s.resourceList("", "v1"))
+		endpoints.WriteJSON(w, http.StatusOK, h.resourceList("", "v1"))
 	case path == "/apis":
 		list := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
-		list.Groups = s.apiGroups()
+		list.Groups = h.apiGroups()
 		endpoints.WriteJSON(w, http.StatusOK, list)
 	case len(parts) == 2 && parts[0] == "apis":
-		for _, g := range s.apiGroups() {
+		for _, g := range h.apiGroups() {
 			if g.Name == parts[1] {
 				g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
 				endpoints.WriteJSON(w, http.StatusOK, &g)
@@ -100,8 +114,8 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 		}
 		return false
 	case len(parts) == 3 && parts[0] == "apis":
-		if s.servesGroupVersion(parts[1], parts[2]) {
-			endpoints.WriteJSON(w, http.StatusOK, s.resourceList(parts[1], parts[2]))
+		if h.servesGroupVersion(parts[1], parts[2]) {
+			endpoints.WriteJSON(w, http.StatusOK, h.resourceList(parts[1], parts[2]))
 			return true
 		}
 		return false
@@ -113,7 +127,7 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 
 // resourceList is the APIResourceList of one group version, subresources
 // included.
-func (s *Server) resourceList(group, ver string) *metav1.APIResourceList {
+func (h *Handler) resourceList(group, ver string) *metav1.APIResourceList {
 	gv := metav1.GroupVersion{Group: group, Version: ver}.String()
 	if group == "" {
 		gv = ver
@@ -121,7 +135,7 @@ func (s *Server) resourceList(group, ver string) *metav1.APIResourceList {
 	list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv,
 		APIResources: []metav1.APIResource{}}
 	var res []*registry.Resource
-	for _, r := range s.served.List() {
+	for _, r := range h.Served.List() {
 		if r.GVR.Group == group && r.GVR.Version == ver {
 			res = append(res, r)
 		}
@@ -149,4 +163,17 @@ func subresourceInfo(r *registry.Resource, sub string) metav1.APIResource {
 		a.Group, a.Version = d.GVK.Group, d.GVK.Version
 	}
 	return a
+}
+
+// IsPath reports whether path is one Serve may answer.
+func IsPath(path string) bool {
+	path = strings.TrimSuffix(path, "/")
+	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	switch {
+	case path == "/api" || path == "/api/v1" || path == "/apis":
+		return true
+	case parts[0] == "apis" && (len(parts) == 2 || len(parts) == 3):
+		return true
+	}
+	return false
 }
