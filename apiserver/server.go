@@ -1,7 +1,11 @@
 // Package apiserver serves a Kubernetes-compatible HTTP API over a
-// storage.Backend: discovery, CRUD, watch, patch, delete with finalizers and
+// storage.Backend: CRUD, watch, patch, delete with finalizers and
 // propagation, tables, pod subresources and proxying of logs and exec to
-// node agents. Per-resource behaviour lives in apiserver/registry.
+// node agents. It assembles the parts that live in packages of their own:
+// authentication (authn) and authorization (authz), discovery and OpenAPI
+// (discovery), the storage layer (genericstore), per-resource behaviour
+// (registry) and the loops (crdsync, nslifecycle, eventttl,
+// kubernetesservice).
 package apiserver
 
 import (
