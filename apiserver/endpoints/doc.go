@@ -8,5 +8,6 @@
 //
 // It knows no resource and no storage: the handlers in package apiserver
 // use it to read requests and write answers, and implementations of the
-// seam (apiserver/authn, apiserver/authz with RBAC and the Node authorizer) plug into it.
+// seam (apiserver/authn; apiserver/authz with RBAC and the Node
+// authorizer) plug into it.
 package endpoints
