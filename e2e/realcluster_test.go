@@ -93,6 +93,10 @@ func startRealCluster(t *testing.T) *server {
 		"--webhook-bind-address="+webhookAddr, "--webhook-cert-dir="+certDir)
 	startDaemon(t, "agent", binary, "agent", "--kubeconfig", agentKubeconfig, "--node-name", "realcluster-node",
 		"--root-dir", filepath.Join(dir, "agent"), "--client-ca-file="+clientCA)
+	// The agent registers its Node after asking for a serving certificate
+	// (which nothing approves on a real cluster: it waits, then serves a
+	// self-signed one), so the Node may not exist yet: wait for it first.
+	s.kubectl("wait", "--for=create", "node/realcluster-node", "--timeout=60s")
 	s.kubectl("wait", "--for=condition=Ready", "node/realcluster-node", "--timeout=60s")
 	return s
 }
