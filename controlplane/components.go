@@ -35,6 +35,7 @@ import (
 	"github.com/batchlet/batchlet/apiserver/satoken"
 	"github.com/batchlet/batchlet/controller/rootca"
 	"github.com/batchlet/batchlet/pki"
+	"github.com/batchlet/batchlet/results"
 	"github.com/batchlet/batchlet/runtime"
 	"github.com/batchlet/batchlet/runtime/process"
 	"github.com/batchlet/batchlet/runtime/sim"
@@ -313,17 +314,17 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 	return nil
 }
 
-// resultsConfig is the embedded agent's: a JSON dynamic client (results
-// are a CRD, without protobuf) unless results are off.
+// resultsConfig is the embedded agent's: a typed JSON writer (results are
+// a CRD, without protobuf) unless results are off.
 func (cp *ControlPlane) resultsConfig(cfg *rest.Config) (agent.ResultsConfig, error) {
 	if cp.opts.NoResults {
 		return agent.ResultsConfig{}, nil
 	}
-	dyn, err := dynamic.NewForConfig(jsonConfig(cfg))
+	w, err := results.NewWriter(cfg)
 	if err != nil {
 		return agent.ResultsConfig{}, fmt.Errorf("results client: %w", err)
 	}
-	return agent.ResultsConfig{Client: dyn, LogTailBytes: cp.opts.ResultsLogTail}, nil
+	return agent.ResultsConfig{Writer: w, LogTailBytes: cp.opts.ResultsLogTail}, nil
 }
 
 func (cp *ControlPlane) newRuntime(ctx context.Context) (runtime.Runtime, error) {
