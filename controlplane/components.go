@@ -269,7 +269,8 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit in-process
 	c, err := StartControllers(ctx, cfg, localWithCA{cp.local, bundle.CAPEM}, cp.opts.Controllers,
 		ControllerOptions{ResultRetention: cp.opts.ResultRetention, ClusterSigner: bundle.CA,
-			JobPodFailureBackOff: cp.opts.JobPodFailureBackOff, JobMaxPodFailureBackOff: cp.opts.JobMaxPodFailureBackOff}, cp.log, cp.registry, cp.goRun)
+			JobPodFailureBackOff: cp.opts.JobPodFailureBackOff, JobMaxPodFailureBackOff: cp.opts.JobMaxPodFailureBackOff,
+			TerminatedPodGCThreshold: cp.opts.TerminatedPodGCThreshold}, cp.log, cp.registry, cp.goRun)
 	if err != nil {
 		return err
 	}
