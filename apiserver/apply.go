@@ -4,6 +4,10 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
+	"github.com/batchlet/batchlet/apiserver/genericstore"
+
 	"github.com/batchlet/batchlet/apiserver/patch"
 	"github.com/batchlet/batchlet/apiserver/query"
 	"github.com/batchlet/batchlet/apiserver/registry"
@@ -14,31 +18,31 @@ import (
 // handleApply serves application/apply-patch+yaml (server-side apply):
 // merge the applied configuration into the live object with managed-field
 // ownership, creating the object when it does not exist.
-func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, info requestInfo, mode updateMode) {
+func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo, mode updateMode) {
 	res := info.Res
 	q := r.URL.Query()
 	manager := q.Get("fieldManager")
 	if manager == "" {
-		s.writeError(w, apierrors.NewBadRequest("PATCH /apply requires fieldManager"))
+		endpoints.WriteError(w, apierrors.NewBadRequest("PATCH /apply requires fieldManager"))
 		return
 	}
 	force := query.Bool(q, "force")
 	// The field manager records the Apply itself; no extra Update entry.
 	r = r.WithContext(context.WithValue(r.Context(), ctxFieldManager, ""))
-	body, err := s.readBody(r)
+	body, err := s.codec.ReadBody(r)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	applied, err := patch.ParseApply(body, res.GVK(), info.Name)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	// A custom resource's configuration loses the fields its schema does
 	// not declare before it is applied, so no one owns them.
-	if err := pruneRaw(w, res, applied.Object, q.Get("fieldValidation")); err != nil {
-		s.writeError(w, err)
+	if err := endpoints.PruneRaw(w, res, applied.Object, q.Get("fieldValidation")); err != nil {
+		endpoints.WriteError(w, err)
 		return
 	}
 	sub := ""
@@ -54,34 +58,34 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request, info reques
 			return nil, err
 		}
 		if applied.GetResourceVersion() == "" {
-			accessor(obj).SetResourceVersion("")
+			genericstore.Accessor(obj).SetResourceVersion("")
 		}
 		return obj, nil
 	})
 	if apierrors.IsNotFound(err) && mode == modeMain {
 		live := res.New()
 		live.GetObjectKind().SetGroupVersionKind(res.GVK())
-		accessor(live).SetName(info.Name)
-		accessor(live).SetNamespace(info.Namespace)
+		genericstore.Accessor(live).SetName(info.Name)
+		genericstore.Accessor(live).SetNamespace(info.Namespace)
 		obj, err := apply(live)
 		if err != nil {
-			s.writeError(w, err)
+			endpoints.WriteError(w, err)
 			return
 		}
-		accessor(obj).SetNamespace(info.Namespace)
+		genericstore.Accessor(obj).SetNamespace(info.Namespace)
 		created, err := s.createObject(r.Context(), res, obj, isDryRun(r))
 		if err != nil {
-			s.writeError(w, err)
+			endpoints.WriteError(w, err)
 			return
 		}
-		s.writeObject(w, r, res, http.StatusCreated, created)
+		s.codec.WriteObject(w, r, res, http.StatusCreated, created)
 		return
 	}
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
-	s.writeObject(w, r, res, http.StatusOK, out)
+	s.codec.WriteObject(w, r, res, http.StatusOK, out)
 }
 
 // withFieldManager carries a request's fieldManager to the write path.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	"reflect"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -13,7 +15,7 @@ import (
 )
 
 // denyJobs allows everything except the jobs resource.
-type denyJobs struct{ AllowAll }
+type denyJobs struct{ endpoints.AllowAll }
 
 func (denyJobs) Authorize(_ context.Context, a authorizationv1.SubjectAccessReviewSpec) (bool, string, error) {
 	if a.ResourceAttributes != nil && a.ResourceAttributes.Resource == "jobs" {
@@ -28,14 +30,14 @@ func TestSelfSubjectReviewAnswersTheCaller(t *testing.T) {
 	if err != nil {
 		t.Fatalf("create SelfSubjectReview: %v", err)
 	}
-	if !reflect.DeepEqual(got.Status.UserInfo, AdminUser()) {
-		t.Errorf("userInfo = %+v, want %+v", got.Status.UserInfo, AdminUser())
+	if !reflect.DeepEqual(got.Status.UserInfo, endpoints.AdminUser()) {
+		t.Errorf("userInfo = %+v, want %+v", got.Status.UserInfo, endpoints.AdminUser())
 	}
 }
 
 func TestAccessDecisionsGoThroughTheAuthorizer(t *testing.T) {
 	cases := map[string]struct {
-		authz       Authorizer
+		authz       endpoints.Authorizer
 		wantAllowed bool
 		wantReason  string
 	}{

@@ -6,11 +6,13 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
+	"github.com/batchlet/batchlet/apiserver/genericstore"
+
 	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -23,12 +25,12 @@ type rbacSource struct{ s *Server }
 
 func (r rbacSource) list(ctx context.Context, resource, namespace string) ([]runtime.Object, error) {
 	res := r.s.resource(rbacv1.GroupName, "v1", resource)
-	everything := &filter{res: res, labels: labels.Everything(), fields: fields.Everything()}
-	lr, err := r.s.listObjects(ctx, res, namespace, everything, 0, "", "", "")
+	everything := genericstore.Everything(res)
+	lr, err := r.s.objects.List(ctx, res, namespace, everything, 0, "", "", "")
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", resource, err)
 	}
-	return lr.items, nil
+	return lr.Items, nil
 }
 
 func (r rbacSource) ClusterRoleBindings(ctx context.Context) ([]*rbacv1.ClusterRoleBinding, error) {
@@ -69,7 +71,7 @@ func (r rbacSource) Role(ctx context.Context, namespace, name string) (*rbacv1.R
 // authorizer reports (`clusterrole.rbac.authorization.k8s.io "x" not
 // found`).
 func (r rbacSource) get(ctx context.Context, resource, singular, namespace, name string) (runtime.Object, error) {
-	obj, _, err := r.s.getShared(ctx, r.s.resource(rbacv1.GroupName, "v1", resource), namespace, name)
+	obj, _, err := r.s.objects.GetShared(ctx, r.s.resource(rbacv1.GroupName, "v1", resource), namespace, name)
 	if apierrors.IsNotFound(err) {
 		return nil, apierrors.NewNotFound(schema.GroupResource{Group: rbacv1.GroupName, Resource: singular}, name)
 	}
@@ -104,7 +106,7 @@ func (s *Server) bootstrapRBAC(ctx context.Context) error {
 func (s *Server) authorizeNonResource(ctx context.Context, r *http.Request) error {
 	user := userOf(ctx)
 	attrs := authorizationv1.SubjectAccessReviewSpec{
-		User: user.Username, Groups: user.Groups, UID: user.UID, Extra: extraOf(user),
+		User: user.Username, Groups: user.Groups, UID: user.UID, Extra: endpoints.Extra(user),
 		NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: r.URL.Path, Verb: strings.ToLower(r.Method)},
 	}
 	allowed, reason, err := s.authorizer().Authorize(ctx, attrs)

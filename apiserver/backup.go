@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+
+	"github.com/batchlet/batchlet/apiserver/endpoints"
 )
 
 // BackupPath streams a consistent snapshot of the store (`batchlet
@@ -26,12 +28,12 @@ type snapshotter interface {
 // a backup.
 func (s *Server) serveBackup(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
-		s.writeError(w, errMethodNotSupported("backup", r.Method))
+		endpoints.WriteError(w, endpoints.ErrMethodNotSupported("backup", r.Method))
 		return
 	}
 	snap, ok := s.store.(snapshotter)
 	if !ok {
-		s.writeError(w, fmt.Errorf("the store of this server (in memory) cannot be backed up"))
+		endpoints.WriteError(w, fmt.Errorf("the store of this server (in memory) cannot be backed up"))
 		return
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")

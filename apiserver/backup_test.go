@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,7 +55,7 @@ func TestBackupEndpoint(t *testing.T) {
 			newTestBackend = tc.store
 			env := newTestEnvWith(t, func(c *Config) {
 				c.RBAC = true
-				c.Authenticator = TokenMap{testToken: AdminUser(), "alice-token": authenticationv1.UserInfo{Username: "alice"}}
+				c.Authenticator = endpoints.TokenMap{testToken: endpoints.AdminUser(), "alice-token": authenticationv1.UserInfo{Username: "alice"}}
 			})
 			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kept"}}
 			if _, err := env.client.CoreV1().ConfigMaps("default").Create(env.ctx, cm, metav1.CreateOptions{}); err != nil {

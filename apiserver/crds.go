@@ -7,6 +7,8 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/batchlet/batchlet/apiserver/genericstore"
+
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/install"
 	"github.com/batchlet/batchlet/storage"
@@ -15,8 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
@@ -58,7 +58,7 @@ func (s *Server) bootstrapCRDs(ctx context.Context) error {
 	trusted.Validate, trusted.ValidateChecksMeta, trusted.PrepareForCreate = nil, false, nil
 	now := metav1.NewTime(s.clock.Now())
 	for _, generated := range crds {
-		if _, err := s.store.Get(ctx, objectKey(res, "", generated.Name)); err == nil {
+		if _, err := s.store.Get(ctx, genericstore.ObjectKey(res, "", generated.Name)); err == nil {
 			continue
 		} else if !errors.Is(err, storage.ErrNotFound) {
 			return fmt.Errorf("apiserver: read CRD %s: %w", generated.Name, err)
@@ -120,15 +120,15 @@ func (s *Server) syncCRDs(ctx context.Context) {
 	s.crdMu.Lock()
 	defer s.crdMu.Unlock()
 	res := s.crdResource()
-	everything := &filter{res: res, labels: labels.Everything(), fields: fields.Everything()}
-	lr, err := s.listObjects(ctx, res, "", everything, 0, "", "", "")
+	everything := genericstore.Everything(res)
+	lr, err := s.objects.List(ctx, res, "", everything, 0, "", "", "")
 	if err != nil {
 		s.log.Warn("list CRDs", "err", err)
 		return
 	}
 	// Only read: the items may be the store's shared decoded copies.
-	crds := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(lr.items))
-	for _, obj := range lr.items {
+	crds := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(lr.Items))
+	for _, obj := range lr.Items {
 		crds = append(crds, obj.(*apiextensionsv1.CustomResourceDefinition))
 	}
 	// The oldest CRD keeps a contested name, as upstream where it was
@@ -365,15 +365,15 @@ func (s *Server) finishCRD(ctx context.Context, crd *apiextensionsv1.CustomResou
 // deleteAllOf deletes every object of res in all namespaces and returns
 // how many are still there (finalizing).
 func (s *Server) deleteAllOf(ctx context.Context, res *registry.Resource) (int, error) {
-	everything := &filter{res: res, labels: labels.Everything(), fields: fields.Everything()}
-	lr, err := s.listObjects(ctx, res, "", everything, 0, "", "", "")
+	everything := genericstore.Everything(res)
+	lr, err := s.objects.List(ctx, res, "", everything, 0, "", "", "")
 	if err != nil {
 		return 0, fmt.Errorf("list %s: %w", res.GVR.Resource, err)
 	}
 	remaining := 0
 	bg := metav1.DeletePropagationBackground
-	for _, obj := range lr.items {
-		m := accessor(obj)
+	for _, obj := range lr.Items {
+		m := genericstore.Accessor(obj)
 		if m.GetDeletionTimestamp() != nil {
 			remaining++
 			continue

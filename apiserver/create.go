@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	certificatesv1 "k8s.io/api/certificates/v1"
 	"net/http"
+
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+	certificatesv1 "k8s.io/api/certificates/v1"
+
+	"github.com/batchlet/batchlet/apiserver/genericstore"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/apiserver/validation"
-	"github.com/batchlet/batchlet/storage"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -20,20 +23,20 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, info requestInfo) {
+func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	res := info.Res
 	obj := res.New()
-	if err := s.decodeBody(w, r, res.GVK(), obj); err != nil {
-		s.writeError(w, err)
+	if err := s.codec.DecodeBody(w, r, res.GVK(), obj); err != nil {
+		endpoints.WriteError(w, err)
 		return
 	}
-	m := accessor(obj)
+	m := genericstore.Accessor(obj)
 	if res.Namespaced {
 		if m.GetNamespace() == "" {
 			m.SetNamespace(info.Namespace)
 		}
 		if m.GetNamespace() != info.Namespace {
-			s.writeError(w, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
+			endpoints.WriteError(w, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
 			return
 		}
 	} else {
@@ -44,10 +47,10 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, info reque
 	}
 	out, err := s.createObject(r.Context(), res, obj, isDryRun(r))
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
-	s.writeObject(w, r, res, http.StatusCreated, out)
+	s.codec.WriteObject(w, r, res, http.StatusCreated, out)
 }
 
 func isDryRun(r *http.Request) bool {
@@ -61,7 +64,7 @@ func isDryRun(r *http.Request) bool {
 
 // createObject runs admission, defaulting and validation and stores obj.
 func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj runtime.Object, dryRun bool) (runtime.Object, error) {
-	m := accessor(obj)
+	m := genericstore.Accessor(obj)
 	if res.CustomResource && s.served.isTerminating(res.Definition) {
 		return nil, apierrors.NewForbidden(res.GroupResource(), m.GetName(), errors.New("create not allowed while custom resource definition is terminating"))
 	}
@@ -91,7 +94,7 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 	empty := res.New()
 	empty.GetObjectKind().SetGroupVersionKind(res.GVK())
 	obj = s.trackManager(ctx, res, false, empty, obj)
-	m = accessor(obj)
+	m = genericstore.Accessor(obj)
 	if res.PrepareForCreate != nil {
 		res.PrepareForCreate(obj)
 	}
@@ -113,24 +116,13 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 	if dryRun {
 		return obj, nil
 	}
-	data, err := encodeForStorage(res, obj)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+	var rename func()
+	if generated {
+		rename = func() { m.SetName(m.GetGenerateName() + utilrand.String(5)) }
 	}
-	for attempt := 0; ; attempt++ {
-		rev, err := s.store.CreateOwned(ctx, objectKey(res, m.GetNamespace(), m.GetName()), data)
-		if errors.Is(err, storage.ErrExists) && generated && attempt < 8 {
-			m.SetName(m.GetGenerateName() + utilrand.String(5))
-			if data, err = encodeForStorage(res, obj); err != nil {
-				return nil, apierrors.NewInternalError(err)
-			}
-			continue
-		}
-		if err != nil {
-			return nil, s.storageError(err, res, m.GetName())
-		}
-		m.SetResourceVersion(fmt.Sprint(rev))
-		break
+	obj, err := s.objects.Create(ctx, res, obj, rename)
+	if err != nil {
+		return nil, err
 	}
 	if res.GVR.Resource == "namespaces" && res.GVR.Group == "" {
 		s.ensureDefaultServiceAccount(ctx, m.GetName())
@@ -153,7 +145,7 @@ func (s *Server) validateCreate(res *registry.Resource, obj runtime.Object) fiel
 
 // metaErrors are the object-meta checks of a create.
 func (s *Server) metaErrors(res *registry.Resource, obj runtime.Object) field.ErrorList {
-	m := accessor(obj)
+	m := genericstore.Accessor(obj)
 	var om *metav1.ObjectMeta
 	if oma, ok := obj.(metav1.ObjectMetaAccessor); ok {
 		om, _ = oma.GetObjectMeta().(*metav1.ObjectMeta)
@@ -174,7 +166,7 @@ func (s *Server) admitNamespace(ctx context.Context, res *registry.Resource, nam
 		return apierrors.NewBadRequest("the server could not find the requested resource: namespace is required")
 	}
 	nsRes := s.resource("", "v1", "namespaces")
-	obj, _, err := s.getShared(ctx, nsRes, "", namespace) // only read: no decode per create
+	obj, _, err := s.objects.GetShared(ctx, nsRes, "", namespace) // only read: no decode per create
 	if err != nil {
 		return err
 	}

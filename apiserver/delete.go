@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/batchlet/batchlet/apiserver/query"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
+	"github.com/batchlet/batchlet/apiserver/genericstore"
+	"github.com/batchlet/batchlet/apiserver/query"
+
 	"github.com/batchlet/batchlet/apiserver/registry"
-	"github.com/batchlet/batchlet/storage"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,12 +25,12 @@ import (
 // deleteOptions reads DeleteOptions from the body or the query.
 func (s *Server) deleteOptions(w http.ResponseWriter, r *http.Request) (*metav1.DeleteOptions, error) {
 	opts := &metav1.DeleteOptions{}
-	data, err := s.readBody(r)
+	data, err := s.codec.ReadBody(r)
 	if err != nil {
 		return nil, err
 	}
 	if len(data) > 0 {
-		if err := s.decodeLoose(r, data, opts); err != nil {
+		if err := s.codec.DecodeLoose(r, data, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -60,15 +63,15 @@ func (s *Server) deleteOptions(w http.ResponseWriter, r *http.Request) (*metav1.
 	return opts, nil
 }
 
-func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, info requestInfo) {
+func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	opts, err := s.deleteOptions(w, r)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	obj, deleted, err := s.deleteObject(r.Context(), info.Res, info.Namespace, info.Name, opts)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	s.writeDeleteResult(w, r, info.Res, obj, deleted, opts)
@@ -81,11 +84,11 @@ func (s *Server) writeDeleteResult(w http.ResponseWriter, r *http.Request, res *
 		code = http.StatusAccepted
 	}
 	if deleted && !returnsDeletedObject(res) {
-		m := accessor(obj)
-		writeJSON(w, code, successStatus(0, &metav1.StatusDetails{Name: m.GetName(), Group: res.GVR.Group, Kind: res.GVR.Resource, UID: m.GetUID()}))
+		m := genericstore.Accessor(obj)
+		endpoints.WriteJSON(w, code, endpoints.SuccessStatus(0, &metav1.StatusDetails{Name: m.GetName(), Group: res.GVR.Group, Kind: res.GVR.Resource, UID: m.GetUID()}))
 		return
 	}
-	s.writeObject(w, r, res, code, obj)
+	s.codec.WriteObject(w, r, res, code, obj)
 }
 
 // returnsDeletedObject: like kube-apiserver, pods and namespaces answer a
@@ -96,8 +99,8 @@ func returnsDeletedObject(res *registry.Resource) bool {
 
 // deleteObject deletes or marks for deletion. deleted says the object is gone.
 func (s *Server) deleteObject(ctx context.Context, res *registry.Resource, namespace, name string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
-	for attempt := 0; attempt < maxUpdateAttempts; attempt++ {
-		cur, kv, err := s.getObject(ctx, res, namespace, name)
+	for attempt := 0; attempt < genericstore.MaxUpdateAttempts; attempt++ {
+		cur, kv, err := s.objects.Get(ctx, res, namespace, name)
 		if err != nil {
 			return nil, false, err
 		}
@@ -110,7 +113,7 @@ func (s *Server) deleteObject(ctx context.Context, res *registry.Resource, names
 				return nil, false, apierrors.NewForbidden(res.GroupResource(), name, errors.New("this namespace may not be deleted"))
 			}
 			out, err := s.markNamespaceDeleting(ctx, res, obj, kv, opts)
-			if errors.Is(err, errRetry) {
+			if errors.Is(err, genericstore.ErrRetry) {
 				continue
 			}
 			return out, false, err
@@ -123,33 +126,32 @@ func (s *Server) deleteObject(ctx context.Context, res *registry.Resource, names
 			return obj, !pending, nil
 		}
 		if pending {
-			out, err := s.writeUpdate(ctx, res, obj, cur, kv)
-			if errors.Is(err, errRetry) {
+			out, err := s.objects.Write(ctx, res, obj, cur, kv)
+			if errors.Is(err, genericstore.ErrRetry) {
 				continue
 			}
 			if err != nil {
 				return nil, false, err
 			}
-			return out, accessor(out).GetDeletionTimestamp() != nil && s.deletionDue(res, out), nil
+			return out, genericstore.Accessor(out).GetDeletionTimestamp() != nil && genericstore.DeletionDue(out), nil
 		}
-		rev, _, err := s.store.Delete(ctx, kv.Key, kv.ModRevision)
-		if errors.Is(err, storage.ErrConflict) {
+		out, err := s.objects.Delete(ctx, res, obj, kv)
+		if errors.Is(err, genericstore.ErrRetry) {
 			continue
 		}
 		if err != nil {
-			return nil, false, s.storageError(err, res, name)
+			return nil, false, err
 		}
-		accessor(obj).SetResourceVersion(strconv.FormatInt(rev, 10))
-		return obj, true, nil
+		return out, true, nil
 	}
-	return nil, false, conflictModified(res.GroupResource(), name)
+	return nil, false, genericstore.ConflictModified(res.GroupResource(), name)
 }
 
 func checkPreconditions(res *registry.Resource, obj runtime.Object, p *metav1.Preconditions) error {
 	if p == nil {
 		return nil
 	}
-	m := accessor(obj)
+	m := genericstore.Accessor(obj)
 	if p.UID != nil && *p.UID != m.GetUID() {
 		return uidPreconditionFailed(res.GroupResource(), m.GetName(), *p.UID, m.GetUID())
 	}
@@ -172,7 +174,7 @@ func uidPreconditionFailed(gr schema.GroupResource, name string, want, got types
 // markDeleting applies propagation finalizers and graceful deletion to obj;
 // it returns true when the object must stay (updated) instead of going now.
 func (s *Server) markDeleting(res *registry.Resource, obj runtime.Object, opts *metav1.DeleteOptions) bool {
-	m := accessor(obj)
+	m := genericstore.Accessor(obj)
 	switch propagation(res, opts) {
 	case metav1.DeletePropagationOrphan:
 		m.SetFinalizers(withFinalizer(withoutFinalizer(m.GetFinalizers(), metav1.FinalizerDeleteDependents), metav1.FinalizerOrphanDependents))
@@ -244,36 +246,36 @@ func withoutFinalizer(fs []string, f string) []string {
 	return out
 }
 
-func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, info requestInfo) {
+func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	res := info.Res
 	if res.GVR.Resource == "namespaces" && res.GVR.Group == "" {
-		s.writeError(w, errMethodNotSupported("namespaces", "deletecollection"))
+		endpoints.WriteError(w, endpoints.ErrMethodNotSupported("namespaces", "deletecollection"))
 		return
 	}
-	f, err := parseFilter(res, r.URL.Query())
+	f, err := genericstore.ParseFilter(res, r.URL.Query())
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	opts, err := s.deleteOptions(w, r)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
-	lr, err := s.listObjects(r.Context(), res, info.Namespace, f, 0, "", "", "")
+	lr, err := s.objects.List(r.Context(), res, info.Namespace, f, 0, "", "", "")
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
-	deleted := make([]runtime.Object, 0, len(lr.items))
-	for _, obj := range lr.items {
-		m := accessor(obj)
+	deleted := make([]runtime.Object, 0, len(lr.Items))
+	for _, obj := range lr.Items {
+		m := genericstore.Accessor(obj)
 		out, _, err := s.deleteObject(r.Context(), res, m.GetNamespace(), m.GetName(), opts)
 		if apierrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
-			s.writeError(w, err)
+			endpoints.WriteError(w, err)
 			return
 		}
 		deleted = append(deleted, out)
@@ -282,8 +284,8 @@ func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, 
 	list := res.NewList()
 	list.GetObjectKind().SetGroupVersionKind(res.GroupVersion().WithKind(res.Kind + "List"))
 	if err := meta.SetList(list, deleted); err != nil {
-		s.writeError(w, apierrors.NewInternalError(err))
+		endpoints.WriteError(w, apierrors.NewInternalError(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, list)
+	endpoints.WriteJSON(w, http.StatusOK, list)
 }

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"github.com/batchlet/batchlet/apiserver/endpoints"
 	"net/http"
 	"runtime"
 	"slices"
@@ -13,7 +14,7 @@ import (
 )
 
 func (s *Server) serveVersion(w http.ResponseWriter) {
-	writeJSON(w, http.StatusOK, version.Info{
+	endpoints.WriteJSON(w, http.StatusOK, version.Info{
 		Major: Major, Minor: Minor, GitVersion: GitVersion, GitCommit: "batchlet", GitTreeState: "clean",
 		BuildDate: "2026-01-01T00:00:00Z", GoVersion: runtime.Version(), Compiler: runtime.Compiler,
 		Platform: runtime.GOOS + "/" + runtime.GOARCH,
@@ -79,28 +80,28 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 	}
 	switch {
 	case path == "/api":
-		writeJSON(w, http.StatusOK, &metav1.APIVersions{
+		endpoints.WriteJSON(w, http.StatusOK, &metav1.APIVersions{
 			TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"},
 			ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{{ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host}},
 		})
 	case path == "/api/v1":
-		writeJSON(w, http.StatusOK, s.resourceList("", "v1"))
+		endpoints.WriteJSON(w, http.StatusOK, s.resourceList("", "v1"))
 	case path == "/apis":
 		list := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
 		list.Groups = s.apiGroups()
-		writeJSON(w, http.StatusOK, list)
+		endpoints.WriteJSON(w, http.StatusOK, list)
 	case len(parts) == 2 && parts[0] == "apis":
 		for _, g := range s.apiGroups() {
 			if g.Name == parts[1] {
 				g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
-				writeJSON(w, http.StatusOK, &g)
+				endpoints.WriteJSON(w, http.StatusOK, &g)
 				return true
 			}
 		}
 		return false
 	case len(parts) == 3 && parts[0] == "apis":
 		if s.servesGroupVersion(parts[1], parts[2]) {
-			writeJSON(w, http.StatusOK, s.resourceList(parts[1], parts[2]))
+			endpoints.WriteJSON(w, http.StatusOK, s.resourceList(parts[1], parts[2]))
 			return true
 		}
 		return false

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -48,7 +50,7 @@ func (s *Server) serveAggregated(w http.ResponseWriter, core bool) {
 	}
 	data, err := json.Marshal(list)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	w.Header().Set("Content-Type", aggregatedContentType)

@@ -3,6 +3,8 @@ package apiserver
 import (
 	"context"
 
+	"github.com/batchlet/batchlet/apiserver/genericstore"
+
 	"github.com/batchlet/batchlet/apiserver/eventttl"
 	"github.com/batchlet/batchlet/storage"
 	corev1 "k8s.io/api/core/v1"
@@ -18,14 +20,14 @@ var _ eventttl.Store = eventStore{}
 
 func (e eventStore) Events(ctx context.Context, after string, limit int) ([]*corev1.Event, string, error) {
 	res := e.s.resource("", "v1", "events")
-	page, err := e.s.store.List(ctx, keyPrefix(res, ""), storage.ListOptions{Limit: int64(limit), After: after})
+	page, err := e.s.store.List(ctx, genericstore.KeyPrefix(res, ""), storage.ListOptions{Limit: int64(limit), After: after})
 	if err != nil {
 		return nil, "", err
 	}
 	events := make([]*corev1.Event, 0, len(page.Items))
 	for _, kv := range page.Items {
 		ev := &corev1.Event{}
-		if err := decodeValue(kv.Value, ev); err != nil {
+		if err := genericstore.DecodeValue(kv.Value, ev); err != nil {
 			e.s.log.Warn("decode event for expiry", "key", kv.Key, "err", err)
 			continue
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -31,7 +33,7 @@ func (s *Server) buildHandler() http.Handler {
 					panic(p)
 				}
 				s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
-				s.writeError(w, apierrors.NewInternalError(fmt.Errorf("panic: %v", p)))
+				endpoints.WriteError(w, apierrors.NewInternalError(fmt.Errorf("panic: %v", p)))
 			}
 		}()
 		s.serveHTTP(w, r)
@@ -83,13 +85,13 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	user, ok := s.authenticate(r)
 	if !ok {
-		s.writeError(w, errUnauthorized())
+		endpoints.WriteError(w, endpoints.ErrUnauthorized())
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), ctxUser, user))
 	if isNonResourcePath(path) {
 		if err := s.authorizeNonResource(r.Context(), r); err != nil {
-			s.writeError(w, err)
+			endpoints.WriteError(w, err)
 			return
 		}
 	}
@@ -110,17 +112,17 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.serveDiscovery(w, r) {
 		return
 	}
-	info, ok := parseResourcePath(path)
+	info, ok := endpoints.ParseResourcePath(path)
 	if !ok {
-		s.writeError(w, errNotFoundPath())
+		endpoints.WriteError(w, endpoints.ErrNotFoundPath())
 		return
 	}
 	info.Res = s.resource(info.Group, info.Version, info.Resource)
-	info.Verb = verbFor(r, info)
+	info.Verb = endpoints.VerbFor(r, info)
 	start := s.clock.Now()
 	rec := &statusRecorder{ResponseWriter: w}
 	if err := s.authorizeResource(r.Context(), info); err != nil {
-		s.writeError(rec, err)
+		endpoints.WriteError(rec, err)
 	} else {
 		s.serveResource(rec, r.WithContext(withFieldManager(r.Context(), r)), info)
 	}
@@ -143,7 +145,7 @@ func isNonResourcePath(path string) bool {
 
 func (s *Server) serveOptional(w http.ResponseWriter, r *http.Request, h http.Handler) {
 	if h == nil {
-		s.writeError(w, errNotFoundPath())
+		endpoints.WriteError(w, endpoints.ErrNotFoundPath())
 		return
 	}
 	h.ServeHTTP(w, r)

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	"github.com/batchlet/batchlet/storage"
 	"github.com/batchlet/batchlet/storage/memory"
 	batchv1 "k8s.io/api/batch/v1"
@@ -39,7 +41,7 @@ func newTestEnv(t *testing.T) *testEnv {
 func newTestEnvWith(t *testing.T, adjust func(*Config)) *testEnv {
 	t.Helper()
 	store := newTestBackend(t)
-	cfg := Config{Storage: store, Authenticator: TokenMap{testToken: AdminUser()}}
+	cfg := Config{Storage: store, Authenticator: endpoints.TokenMap{testToken: endpoints.AdminUser()}}
 	if adjust != nil {
 		adjust(&cfg)
 	}

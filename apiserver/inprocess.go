@@ -117,9 +117,9 @@ func (w *bufferedResponseWriter) Write(b []byte) (int, error) {
 	return w.body.Write(b)
 }
 
-// adopt makes b, which nothing else refers to, the whole body, if nothing
-// was written yet.
-func (w *bufferedResponseWriter) adopt(b []byte) bool {
+// Adopt makes b, which nothing else refers to, the whole body, if nothing
+// was written yet (endpoints.Adopter).
+func (w *bufferedResponseWriter) Adopt(b []byte) bool {
 	if w.body.Len() > 0 {
 		return false
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	"github.com/batchlet/batchlet/apiserver/openapi"
 	"github.com/batchlet/batchlet/storage/memory"
 )
@@ -32,7 +34,7 @@ func newKubectlEnv(t *testing.T) *kubectlEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Storage: memory.New(10000), Authenticator: TokenMap{testToken: AdminUser()}, OpenAPIV2: oa.V2Handler(), OpenAPIV3: oa.V3Handler()})
+	srv, err := New(Config{Storage: memory.New(10000), Authenticator: endpoints.TokenMap{testToken: endpoints.AdminUser()}, OpenAPIV2: oa.V2Handler(), OpenAPIV3: oa.V3Handler()})
 	if err != nil {
 		t.Fatal(err)
 	}

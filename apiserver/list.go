@@ -1,309 +1,75 @@
 package apiserver
 
 import (
-	"bufio"
-	"bytes"
-	"context"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
-	"time"
 
-	"github.com/batchlet/batchlet/apiserver/registry"
-	"github.com/batchlet/batchlet/storage"
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
+	"github.com/batchlet/batchlet/apiserver/genericstore"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// continueToken is the opaque pagination state.
-type continueToken struct {
-	Rev   int64  `json:"rv"`
-	Start string `json:"start"`
-}
-
-func encodeContinue(rev int64, lastKey string) string {
-	b, _ := json.Marshal(continueToken{Rev: rev, Start: lastKey})
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeContinue(s string) (continueToken, error) {
-	var t continueToken
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err == nil {
-		err = json.Unmarshal(b, &t)
-	}
-	if err != nil || t.Rev <= 0 {
-		return t, apierrors.NewBadRequest("continue key is not valid: invalid continue token")
-	}
-	return t, nil
-}
-
-// listResult is one page of matching objects: their stored versions, and
-// for each its decoded object (nil where nothing decoded it yet; listObjects
-// fills them all).
-type listResult struct {
-	kvs       []storage.KeyValue
-	items     []runtime.Object
-	rev       int64
-	cont      string
-	remaining *int64
-}
-
-// listObjects lists res in namespace honouring selectors, limit, continue
-// and resourceVersion semantics, with every item decoded (and owned by the
-// caller).
-func (s *Server) listObjects(ctx context.Context, res *registry.Resource, namespace string, f *filter, limit int64, cont, rv, rvMatch string) (*listResult, error) {
-	lr, err := s.listStored(ctx, res, namespace, f, limit, cont, rv, rvMatch)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.decodeItems(res, lr); err != nil {
-		return nil, err
-	}
-	return lr, nil
-}
-
-// listStored is listObjects without decoding what the selectors did not
-// need.
-func (s *Server) listStored(ctx context.Context, res *registry.Resource, namespace string, f *filter, limit int64, cont, rv, rvMatch string) (*listResult, error) {
-	sc, err := s.scanList(ctx, res, namespace, f, limit, cont, rv, rvMatch, false)
-	if err != nil {
-		return nil, err
-	}
-	out := &listResult{rev: sc.rev, cont: sc.cont, remaining: sc.remaining, kvs: make([]storage.KeyValue, len(sc.items)), items: make([]runtime.Object, len(sc.items))}
-	for i, it := range sc.items {
-		out.kvs[i], out.items[i] = it.st.kv, it.st.obj
-	}
-	return out, nil
-}
-
-// listEntries is listStored for an answer spliced from cached entries: it
-// copies out of the store only the versions the entry cache misses.
-// Each of its items has its entry.
-func (s *Server) listEntries(ctx context.Context, res *registry.Resource, namespace string, f *filter, limit int64, cont, rv, rvMatch string) ([]listItem, metav1.ListMeta, error) {
-	sc, err := s.scanList(ctx, res, namespace, f, limit, cont, rv, rvMatch, true)
-	if err != nil {
-		return nil, metav1.ListMeta{}, err
-	}
-	return sc.items, sc.listMeta(), nil
-}
-
-func (s *Server) scanList(ctx context.Context, res *registry.Resource, namespace string, f *filter, limit int64, cont, rv, rvMatch string, entries bool) (*listScan, error) {
-	opts, err := s.listOptions(ctx, cont, rv, rvMatch)
-	if err != nil {
-		return nil, err
-	}
-	sc := &listScan{s: s, res: res, f: f, limit: limit, entries: entries}
-	if err := sc.run(ctx, keyPrefix(res, namespace), opts, cont != ""); err != nil {
-		return nil, err
-	}
-	return sc, nil
-}
-
-func (s *Server) handleList(w http.ResponseWriter, r *http.Request, info requestInfo) {
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	q := r.URL.Query()
-	f, err := parseFilter(info.Res, q)
+	f, err := genericstore.ParseFilter(info.Res, q)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	var limit int64
 	if l := q.Get("limit"); l != "" {
 		if limit, err = strconv.ParseInt(l, 10, 64); err != nil || limit < 0 {
-			s.writeError(w, apierrors.NewBadRequest(fmt.Sprintf("invalid limit: %s", l)))
+			endpoints.WriteError(w, apierrors.NewBadRequest(fmt.Sprintf("invalid limit: %s", l)))
 			return
 		}
 	}
-	format, err := negotiate(r)
+	format, err := endpoints.Negotiate(r)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	cont, rv, rvMatch := q.Get("continue"), q.Get("resourceVersion"), q.Get("resourceVersionMatch")
-	if format == formatObject && limit == 0 && cont == "" {
-		s.streamList(w, r, info.Res, info.Namespace, f, rv, rvMatch)
+	if format == endpoints.FormatObject && limit == 0 && cont == "" {
+		if err := s.objects.StreamList(w, r, info.Res, info.Namespace, f, rv, rvMatch); err != nil {
+			endpoints.WriteError(w, err)
+		}
 		return
 	}
-	if format == formatObject {
-		items, lm, err := s.listEntries(r.Context(), info.Res, info.Namespace, f, limit, cont, rv, rvMatch)
+	if format == endpoints.FormatObject {
+		items, lm, err := s.objects.ListEntries(r.Context(), info.Res, info.Namespace, f, limit, cont, rv, rvMatch)
 		if err != nil {
-			s.writeError(w, err)
+			endpoints.WriteError(w, err)
 			return
 		}
-		s.writeList(w, info.Res, items, lm)
+		if err := s.objects.WriteList(w, info.Res, items, lm); err != nil {
+			endpoints.WriteError(w, err)
+		}
 		return
 	}
-	lr, err := s.listStored(r.Context(), info.Res, info.Namespace, f, limit, cont, rv, rvMatch)
+	lr, err := s.objects.ListStored(r.Context(), info.Res, info.Namespace, f, limit, cont, rv, rvMatch)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
-	lm := lr.listMeta()
-	if err := s.decodeItems(info.Res, lr); err != nil {
-		s.writeError(w, err)
+	lm := lr.ListMeta()
+	if err := s.objects.DecodeItems(info.Res, lr); err != nil {
+		endpoints.WriteError(w, err)
 		return
 	}
 	switch format {
-	case formatTable:
-		writeJSON(w, http.StatusOK, s.table(r, info.Res, lr.items, lm))
+	case endpoints.FormatTable:
+		endpoints.WriteJSON(w, http.StatusOK, s.codec.Table(r, info.Res, lr.Items, lm))
 	default:
 		pl := &metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadataList"}, ListMeta: lm}
-		for _, obj := range lr.items {
-			pl.Items = append(pl.Items, *partialMetadata(obj))
+		for _, obj := range lr.Items {
+			pl.Items = append(pl.Items, *endpoints.PartialMetadata(obj))
 		}
 		if pl.Items == nil {
 			pl.Items = []metav1.PartialObjectMetadata{}
 		}
-		writeJSON(w, http.StatusOK, pl)
+		endpoints.WriteJSON(w, http.StatusOK, pl)
 	}
-}
-
-// decodeItems decodes the items of lr no selector decoded.
-func (s *Server) decodeItems(res *registry.Resource, lr *listResult) error {
-	for i, obj := range lr.items {
-		if obj != nil {
-			continue
-		}
-		var err error
-		if lr.items[i], err = decodeKV(res, lr.kvs[i]); err != nil {
-			return apierrors.NewInternalError(err)
-		}
-	}
-	return nil
-}
-
-func (lr *listResult) listMeta() metav1.ListMeta {
-	return metav1.ListMeta{ResourceVersion: strconv.FormatInt(lr.rev, 10), Continue: lr.cont, RemainingItemCount: lr.remaining}
-}
-
-func (sc *listScan) listMeta() metav1.ListMeta {
-	return metav1.ListMeta{ResourceVersion: strconv.FormatInt(sc.rev, 10), Continue: sc.cont, RemainingItemCount: sc.remaining}
-}
-
-// writeList answers with a list of items: the list envelope encoded with
-// no items, and the items spliced in from their cached encoded form.
-func (s *Server) writeList(w http.ResponseWriter, res *registry.Resource, items []listItem, lm metav1.ListMeta) {
-	lw, err := newListWriter(res, lm)
-	if err == nil {
-		for _, it := range items {
-			if err = lw.check(it.ent); err != nil {
-				break
-			}
-		}
-	}
-	if err != nil {
-		s.writeError(w, apierrors.NewInternalError(err))
-		return
-	}
-	lw.begin(w)
-	for _, it := range items {
-		lw.item(it.ent)
-	}
-	lw.end()
-}
-
-// listWriter writes a list answer: the envelope of an empty list (encoded
-// by the resource's own list type) with the items spliced in, through a
-// buffer of 64 KB, which the HTTP/2 connection sends in whole frames.
-type listWriter struct {
-	env    []byte // the empty list's JSON less its closing `]}`
-	prefix []byte // see itemPrefix
-	bw     *bufio.Writer
-	n      int
-}
-
-func newListWriter(res *registry.Resource, lm metav1.ListMeta) (*listWriter, error) {
-	if res.CustomResource {
-		return customListWriter(res, lm)
-	}
-	list := res.NewList()
-	list.GetObjectKind().SetGroupVersionKind(res.GroupVersion().WithKind(res.Kind + "List"))
-	if err := meta.SetList(list, []runtime.Object{}); err != nil {
-		return nil, err
-	}
-	la, err := meta.ListAccessor(list)
-	if err != nil {
-		return nil, err
-	}
-	la.SetResourceVersion(lm.ResourceVersion)
-	la.SetContinue(lm.Continue)
-	la.SetRemainingItemCount(lm.RemainingItemCount)
-	env, err := json.Marshal(list)
-	if err != nil {
-		return nil, err
-	}
-	const emptyItems = `"items":[]}`
-	if !bytes.HasSuffix(env, []byte(emptyItems)) {
-		return nil, fmt.Errorf("unexpected %s list encoding", res.Kind)
-	}
-	return &listWriter{env: env[:len(env)-2], prefix: itemPrefix(res)}, nil
-}
-
-// customListWriter is newListWriter for custom resources, whose
-// unstructured list encodes its fields in sorted order, items not last.
-func customListWriter(res *registry.Resource, lm metav1.ListMeta) (*listWriter, error) {
-	env, err := json.Marshal(struct {
-		APIVersion string          `json:"apiVersion"`
-		Kind       string          `json:"kind"`
-		Metadata   metav1.ListMeta `json:"metadata"`
-		Items      []struct{}      `json:"items"`
-	}{res.GroupVersion().String(), res.Kind + "List", lm, []struct{}{}})
-	if err != nil {
-		return nil, err
-	}
-	return &listWriter{env: env[:len(env)-2], prefix: itemPrefix(res)}, nil
-}
-
-// check says whether ent can be spliced in.
-func (lw *listWriter) check(ent *storedEntry) error {
-	if !bytes.HasPrefix(ent.data, lw.prefix) {
-		return fmt.Errorf("unexpected encoding %.40q", ent.data)
-	}
-	return nil
-}
-
-func (lw *listWriter) begin(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	lw.bw = bufio.NewWriterSize(w, 64<<10)
-	_, _ = lw.bw.Write(lw.env)
-}
-
-// item writes ent, which passed check.
-func (lw *listWriter) item(ent *storedEntry) {
-	if lw.n > 0 {
-		_ = lw.bw.WriteByte(',')
-	}
-	lw.n++
-	writeListItem(lw.bw, lw.prefix, ent.data)
-}
-
-func (lw *listWriter) end() {
-	_, _ = lw.bw.WriteString("]}\n")
-	_ = lw.bw.Flush()
-}
-
-// revisionWait is how long a request naming a future resourceVersion waits
-// for the store to catch up, as kube-apiserver's watch cache does.
-const revisionWait = 3 * time.Second
-
-// waitForRevision waits until the store has reached rev, or answers 504
-// "Too large resource version".
-func (s *Server) waitForRevision(ctx context.Context, rev int64) error {
-	deadline := s.clock.Now().Add(revisionWait)
-	for s.store.CurrentRevision() < rev {
-		if !s.clock.Now().Before(deadline) {
-			return apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", rev, s.store.CurrentRevision()), 1)
-		}
-		select {
-		case <-ctx.Done():
-			return apierrors.NewTimeoutError("request canceled while waiting for resource version", 1)
-		case <-s.clock.After(10 * time.Millisecond):
-		}
-	}
-	return nil
 }

@@ -12,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
+	"github.com/batchlet/batchlet/apiserver/genericstore"
+
 	"github.com/batchlet/batchlet/storage"
 	"github.com/batchlet/batchlet/storage/bolt"
 	corev1 "k8s.io/api/core/v1"
@@ -33,7 +37,7 @@ func listBenchServer(b *testing.B) *Server {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = store.Close() })
-	srv, err := New(Config{Storage: store, Authenticator: TokenMap{testToken: AdminUser()}})
+	srv, err := New(Config{Storage: store, Authenticator: endpoints.TokenMap{testToken: endpoints.AdminUser()}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -86,7 +90,7 @@ func BenchmarkListPods(b *testing.B) {
 	ctx := context.Background()
 	b.Run("store", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := srv.store.List(ctx, keyPrefix(res, "default"), storage.ListOptions{}); err != nil {
+			if _, err := srv.store.List(ctx, genericstore.KeyPrefix(res, "default"), storage.ListOptions{}); err != nil {
 				b.Fatal(err)
 			}
 		}

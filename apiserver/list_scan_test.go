@@ -173,7 +173,7 @@ func TestStreamedListMatchesPages(t *testing.T) {
 	overBolt(t)
 	e := newTestEnv(t)
 	pods := e.client.CoreV1().Pods("default")
-	const n = firstStreamBatch + streamBatch + 300
+	const n = 128 + 1024 + 300 // past genericstore's first two stream batches
 	for i := range n {
 		p := testPod(fmt.Sprintf("p-%04d", i), "")
 		p.Labels["group"] = strconv.Itoa(i % 3)

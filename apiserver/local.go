@@ -8,6 +8,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
+	"github.com/batchlet/batchlet/apiserver/genericstore"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -66,15 +70,15 @@ func (l *localListerWatcher) ListWithContext(ctx context.Context, opts metav1.Li
 	if err != nil {
 		return nil, err
 	}
-	lr, err := l.s.listStored(ctx, l.res, l.namespace, f, opts.Limit, opts.Continue, opts.ResourceVersion, string(opts.ResourceVersionMatch))
+	lr, err := l.s.objects.ListStored(ctx, l.res, l.namespace, f, opts.Limit, opts.Continue, opts.ResourceVersion, string(opts.ResourceVersionMatch))
 	if err != nil {
 		return nil, err
 	}
-	objs := make([]runtime.Object, len(lr.kvs))
-	for i, kv := range lr.kvs {
+	objs := make([]runtime.Object, len(lr.KVs))
+	for i, kv := range lr.KVs {
 		// A list is copied into the list's items anyway: copy each object
 		// once, without churning the watch events' shared copies.
-		if objs[i], err = l.copyOf(kv, lr.items[i]); err != nil {
+		if objs[i], err = l.copyOf(kv, lr.Items[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -89,9 +93,9 @@ func (l *localListerWatcher) ListWithContext(ctx context.Context, opts metav1.Li
 	if err != nil {
 		return nil, err
 	}
-	lm.SetResourceVersion(strconv.FormatInt(lr.rev, 10))
-	lm.SetContinue(lr.cont)
-	lm.SetRemainingItemCount(lr.remaining)
+	lm.SetResourceVersion(strconv.FormatInt(lr.Rev, 10))
+	lm.SetContinue(lr.Cont)
+	lm.SetRemainingItemCount(lr.Remaining)
 	return list, nil
 }
 
@@ -108,12 +112,12 @@ func (l *localListerWatcher) WatchWithContext(ctx context.Context, opts metav1.L
 	wctx, cancel := withTimeout(ctx, time.Duration(timeout)*time.Second)
 	rv := opts.ResourceVersion
 	sendInitial := (opts.SendInitialEvents != nil && *opts.SendInitialEvents) || (opts.SendInitialEvents == nil && (rv == "" || rv == "0"))
-	st, err := l.s.startWatch(wctx, l.res, l.namespace, f, rv, sendInitial)
+	st, err := l.s.objects.Watch(wctx, l.res, l.namespace, f, rv, sendInitial)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	w := &localWatch{l: l, f: f, ctx: wctx, cancel: cancel, result: make(chan watch.Event, localWatchBuffer), lastRev: st.lastRev}
+	w := &localWatch{l: l, f: f, ctx: wctx, cancel: cancel, result: make(chan watch.Event, localWatchBuffer), lastRev: st.LastRev}
 	initialEnd := opts.SendInitialEvents != nil && *opts.SendInitialEvents && opts.AllowWatchBookmarks
 	go w.run(st, opts.AllowWatchBookmarks, initialEnd)
 	return w, nil
@@ -130,11 +134,11 @@ func (l *localListerWatcher) Watch(opts metav1.ListOptions) (watch.Interface, er
 }
 
 // options applies tweak and parses the selectors.
-func (l *localListerWatcher) options(opts *metav1.ListOptions) (*filter, error) {
+func (l *localListerWatcher) options(opts *metav1.ListOptions) (*genericstore.Filter, error) {
 	if l.tweak != nil {
 		l.tweak(opts)
 	}
-	return parseFilter(l.res, url.Values{"labelSelector": {opts.LabelSelector}, "fieldSelector": {opts.FieldSelector}})
+	return genericstore.ParseFilter(l.res, url.Values{"labelSelector": {opts.LabelSelector}, "fieldSelector": {opts.FieldSelector}})
 }
 
 // object is what informers get for a stored version: one copy shared by
@@ -142,11 +146,11 @@ func (l *localListerWatcher) options(opts *metav1.ListOptions) (*filter, error) 
 // when the caller has it) so that nothing an informer does can reach what
 // the server serves.
 func (l *localListerWatcher) object(kv storage.KeyValue, decoded runtime.Object) (runtime.Object, error) {
-	key := cacheKey(l.res, kv.Key)
+	variant := ""
 	if l.metadataOnly {
-		key = "meta|" + key
+		variant = "meta|"
 	}
-	return l.s.localCache.get(key, kv.ModRevision, func() (runtime.Object, error) { return l.copyOf(kv, decoded) })
+	return l.s.objects.InformerCopy(l.res, kv, variant, func() (runtime.Object, error) { return l.copyOf(kv, decoded) })
 }
 
 // copyOf is a copy of a stored version that informers may keep: of
@@ -156,12 +160,12 @@ func (l *localListerWatcher) copyOf(kv storage.KeyValue, decoded runtime.Object)
 	obj := decoded
 	if obj == nil {
 		var err error
-		if obj, err = l.s.decodedShared(l.res, kv); err != nil {
+		if obj, err = l.s.objects.DecodedShared(l.res, kv); err != nil {
 			return nil, err
 		}
 	}
 	if l.metadataOnly {
-		pm := partialMetadata(obj)
+		pm := endpoints.PartialMetadata(obj)
 		pm.ManagedFields = nil
 		pm.ObjectMeta = *pm.ObjectMeta.DeepCopy()
 		return pm, nil
@@ -183,13 +187,13 @@ func copyWithoutManagedFields(obj runtime.Object) runtime.Object {
 		// Not a struct embedding its ObjectMeta (unstructured keeps it in
 		// a map a shallow copy would share): copy all, then drop them.
 		out := obj.DeepCopyObject()
-		accessor(out).SetManagedFields(nil)
+		genericstore.Accessor(out).SetManagedFields(nil)
 		return out
 	}
 	shallow := reflect.New(reflect.TypeOf(obj).Elem())
 	shallow.Elem().Set(reflect.ValueOf(obj).Elem())
 	sobj := shallow.Interface().(runtime.Object)
-	accessor(sobj).SetManagedFields(nil)
+	genericstore.Accessor(sobj).SetManagedFields(nil)
 	return sobj.DeepCopyObject()
 }
 
@@ -199,9 +203,9 @@ func (l *localListerWatcher) bookmark(rev int64, initialEnd bool) watch.Event {
 	obj := l.res.New()
 	obj.GetObjectKind().SetGroupVersionKind(l.res.GVK())
 	if l.metadataOnly {
-		obj = partialMetadata(obj)
+		obj = endpoints.PartialMetadata(obj)
 	}
-	m := accessor(obj)
+	m := genericstore.Accessor(obj)
 	m.SetResourceVersion(strconv.FormatInt(rev, 10))
 	if initialEnd {
 		m.SetAnnotations(map[string]string{InitialEventsEndAnnotation: "true"})
@@ -213,7 +217,7 @@ func (l *localListerWatcher) bookmark(rev int64, initialEnd bool) watch.Event {
 // watch events until Stop, the context's end or the storage watch closing.
 type localWatch struct {
 	l       *localListerWatcher
-	f       *filter
+	f       *genericstore.Filter
 	ctx     context.Context
 	cancel  context.CancelFunc
 	result  chan watch.Event
@@ -226,16 +230,16 @@ func (w *localWatch) Stop() { w.cancel() }
 // ResultChan implements watch.Interface.
 func (w *localWatch) ResultChan() <-chan watch.Event { return w.result }
 
-func (w *localWatch) run(st watchStart, bookmarks, initialEnd bool) {
+func (w *localWatch) run(st genericstore.WatchStart, bookmarks, initialEnd bool) {
 	defer close(w.result)
 	defer w.cancel()
-	if st.failed != nil {
-		w.send(watch.Event{Type: watch.Error, Object: statusOf(st.failed)})
+	if st.Failed != nil {
+		w.send(watch.Event{Type: watch.Error, Object: endpoints.StatusOf(st.Failed)})
 		return
 	}
-	if st.initial != nil {
-		for i, kv := range st.initial.kvs {
-			obj, err := w.l.object(kv, st.initial.items[i])
+	if st.Initial != nil {
+		for i, kv := range st.Initial.KVs {
+			obj, err := w.l.object(kv, st.Initial.Items[i])
 			if err != nil || !w.send(watch.Event{Type: watch.Added, Object: obj}) {
 				w.fail(err)
 				return
@@ -245,17 +249,17 @@ func (w *localWatch) run(st watchStart, bookmarks, initialEnd bool) {
 	if initialEnd && !w.send(w.l.bookmark(w.lastRev, true)) {
 		return
 	}
-	w.l.s.pump(w.ctx, st.ch, bookmarks, w)
+	w.l.s.objects.Pump(w.ctx, st.Events, bookmarks, w)
 }
 
-func (w *localWatch) event(ev storage.Event) bool { return w.forward(ev) }
-func (w *localWatch) bookmark() bool              { return w.send(w.l.bookmark(w.lastRev, false)) }
-func (w *localWatch) flush()                      {}
+func (w *localWatch) Event(ev storage.Event) bool { return w.forward(ev) }
+func (w *localWatch) Bookmark() bool              { return w.send(w.l.bookmark(w.lastRev, false)) }
+func (w *localWatch) Flush()                      {}
 
 // forward sends the watch event one storage event is for this watch.
 func (w *localWatch) forward(ev storage.Event) bool {
 	w.lastRev = ev.KV.ModRevision
-	typ, decoded, err := w.l.s.classify(w.l.res, w.f, ev)
+	typ, decoded, err := w.l.s.objects.Classify(w.l.res, w.f, ev)
 	if err != nil {
 		w.fail(err)
 		return false
@@ -274,7 +278,7 @@ func (w *localWatch) forward(ev storage.Event) bool {
 // fail sends err (when there is one) as the watch's last event.
 func (w *localWatch) fail(err error) {
 	if err != nil {
-		w.send(watch.Event{Type: watch.Error, Object: statusOf(apierrors.NewInternalError(err))})
+		w.send(watch.Event{Type: watch.Error, Object: endpoints.StatusOf(apierrors.NewInternalError(err))})
 	}
 }
 

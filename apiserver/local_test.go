@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/genericstore"
+
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -106,24 +108,24 @@ func TestCopyWithoutManagedFields(t *testing.T) {
 	u.SetName("u")
 	u.SetManagedFields(mf)
 	for _, obj := range []runtime.Object{pod, job, u} {
-		accessor(obj).SetLabels(map[string]string{"x": "1"})
+		genericstore.Accessor(obj).SetLabels(map[string]string{"x": "1"})
 		orig := obj.DeepCopyObject()
 		out := copyWithoutManagedFields(obj)
 		if !apiequality.Semantic.DeepEqual(obj, orig) {
 			t.Fatalf("%T: the original changed", obj)
 		}
-		if got := accessor(out).GetManagedFields(); got != nil {
+		if got := genericstore.Accessor(out).GetManagedFields(); got != nil {
 			t.Fatalf("%T: copy keeps managedFields %v", obj, got)
 		}
 		want := orig.DeepCopyObject()
-		accessor(want).SetManagedFields(nil)
+		genericstore.Accessor(want).SetManagedFields(nil)
 		if !apiequality.Semantic.DeepEqual(out, want) {
 			t.Fatalf("%T: copy %+v, want %+v", obj, out, want)
 		}
-		if l := accessor(out).GetLabels(); l != nil {
+		if l := genericstore.Accessor(out).GetLabels(); l != nil {
 			l["x"] = "2" // a typed object's own map: changed in place
 		}
-		if accessor(obj).GetLabels()["x"] != "1" {
+		if genericstore.Accessor(obj).GetLabels()["x"] != "1" {
 			t.Fatalf("%T: the copy shares labels with the original", obj)
 		}
 	}

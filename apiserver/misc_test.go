@@ -413,7 +413,7 @@ func TestBindingLeavesSharedVersionAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := e.srv.resource("", "v1", "pods")
-	before, _, err := e.srv.getShared(e.ctx, res, "default", "p")
+	before, _, err := e.srv.objects.GetShared(e.ctx, res, "default", "p")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,14 +6,16 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
+	"github.com/batchlet/batchlet/apiserver/genericstore"
+
 	"github.com/batchlet/batchlet/apiserver/nslifecycle"
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/storage"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -59,12 +61,7 @@ func (s *Server) markNamespaceDeleting(ctx context.Context, res *registry.Resour
 	if len(opts.DryRun) > 0 {
 		return ns, nil
 	}
-	data, err := encodeForStorage(res, ns)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	rev, err := s.store.Update(ctx, kv.Key, data, kv.ModRevision)
-	if _, err = s.written(res, ns, rev, err); err != nil {
+	if _, err := s.objects.Replace(ctx, res, ns, kv); err != nil {
 		return nil, err
 	}
 	s.namespaces.Wake()
@@ -83,20 +80,20 @@ func (n namespaceStore) nsRes() *registry.Resource { return n.s.resource("", "v1
 
 func (n namespaceStore) Namespaces(ctx context.Context) ([]*corev1.Namespace, error) {
 	res := n.nsRes()
-	everything := &filter{res: res, labels: labels.Everything(), fields: fields.Everything()}
-	lr, err := n.s.listObjects(ctx, res, "", everything, 0, "", "", "")
+	everything := genericstore.Everything(res)
+	lr, err := n.s.objects.List(ctx, res, "", everything, 0, "", "", "")
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*corev1.Namespace, 0, len(lr.items))
-	for _, obj := range lr.items {
+	out := make([]*corev1.Namespace, 0, len(lr.Items))
+	for _, obj := range lr.Items {
 		out = append(out, obj.(*corev1.Namespace))
 	}
 	return out, nil
 }
 
 func (n namespaceStore) Namespace(ctx context.Context, name string) (*corev1.Namespace, error) {
-	obj, _, err := n.s.getObject(ctx, n.nsRes(), "", name)
+	obj, _, err := n.s.objects.Get(ctx, n.nsRes(), "", name)
 	if err != nil {
 		return nil, err
 	}
@@ -116,14 +113,14 @@ func (n namespaceStore) Resources() []*registry.Resource {
 }
 
 func (n namespaceStore) Objects(ctx context.Context, res *registry.Resource, namespace string) ([]metav1.Object, error) {
-	everything := &filter{res: res, labels: labels.Everything(), fields: fields.Everything()}
-	lr, err := n.s.listObjects(ctx, res, namespace, everything, 0, "", "", "")
+	everything := genericstore.Everything(res)
+	lr, err := n.s.objects.List(ctx, res, namespace, everything, 0, "", "", "")
 	if err != nil {
 		return nil, err
 	}
-	out := make([]metav1.Object, 0, len(lr.items))
-	for _, obj := range lr.items {
-		out = append(out, accessor(obj))
+	out := make([]metav1.Object, 0, len(lr.Items))
+	for _, obj := range lr.Items {
+		out = append(out, genericstore.Accessor(obj))
 	}
 	return out, nil
 }
@@ -135,36 +132,40 @@ func (n namespaceStore) Delete(ctx context.Context, res *registry.Resource, name
 }
 
 func (n namespaceStore) Write(ctx context.Context, ns *corev1.Namespace) error {
-	res := n.nsRes()
-	rev, err := strconv.ParseInt(ns.ResourceVersion, 10, 64)
-	if err != nil {
-		return fmt.Errorf("namespace %s: resourceVersion %q: %w", ns.Name, ns.ResourceVersion, err)
-	}
-	data, err := encodeForStorage(res, ns)
+	kv, err := n.storedAt(ns)
 	if err != nil {
 		return err
 	}
-	_, err = n.s.store.Update(ctx, objectKey(res, "", ns.Name), data, rev)
+	_, err = n.s.objects.Replace(ctx, n.nsRes(), ns, kv)
 	return err
 }
 
 func (n namespaceStore) Remove(ctx context.Context, ns *corev1.Namespace) error {
-	rev, err := strconv.ParseInt(ns.ResourceVersion, 10, 64)
+	kv, err := n.storedAt(ns)
 	if err != nil {
-		return fmt.Errorf("namespace %s: resourceVersion %q: %w", ns.Name, ns.ResourceVersion, err)
+		return err
 	}
-	if _, _, err := n.s.store.Delete(ctx, objectKey(n.nsRes(), "", ns.Name), rev); err != nil && err != storage.ErrNotFound {
+	if _, err := n.s.objects.Delete(ctx, n.nsRes(), ns, kv); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
 	return nil
 }
 
+// storedAt is where ns, as read, is stored: its key and revision.
+func (n namespaceStore) storedAt(ns *corev1.Namespace) (storage.KeyValue, error) {
+	rev, err := strconv.ParseInt(ns.ResourceVersion, 10, 64)
+	if err != nil {
+		return storage.KeyValue{}, fmt.Errorf("namespace %s: resourceVersion %q: %w", ns.Name, ns.ResourceVersion, err)
+	}
+	return storage.KeyValue{Key: genericstore.ObjectKey(n.nsRes(), "", ns.Name), ModRevision: rev}, nil
+}
+
 // handleFinalize serves PUT namespaces/{name}/finalize: only
 // spec.finalizers changes.
-func (s *Server) handleFinalize(w http.ResponseWriter, r *http.Request, info requestInfo) {
+func (s *Server) handleFinalize(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	body := &corev1.Namespace{}
-	if err := s.decodeBody(w, r, corev1.SchemeGroupVersion.WithKind("Namespace"), body); err != nil {
-		s.writeError(w, err)
+	if err := s.codec.DecodeBody(w, r, corev1.SchemeGroupVersion.WithKind("Namespace"), body); err != nil {
+		endpoints.WriteError(w, err)
 		return
 	}
 	out, err := s.updateObject(r.Context(), info.Res, "", info.Name, modeRaw, isDryRun(r), func(cur runtime.Object) (runtime.Object, error) {
@@ -174,9 +175,9 @@ func (s *Server) handleFinalize(w http.ResponseWriter, r *http.Request, info req
 		return ns, nil
 	})
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	s.namespaces.Wake()
-	s.writeObject(w, r, info.Res, http.StatusOK, out)
+	s.codec.WriteObject(w, r, info.Res, http.StatusOK, out)
 }

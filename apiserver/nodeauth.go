@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	authenticationv1 "k8s.io/api/authentication/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -40,7 +42,7 @@ func x509User(state *tls.ConnectionState) (authenticationv1.UserInfo, bool) {
 		return authenticationv1.UserInfo{}, false
 	}
 	groups := append([]string{}, subject.Organization...)
-	return authenticationv1.UserInfo{Username: subject.CommonName, Groups: append(groups, GroupAuthenticated)}, true
+	return authenticationv1.UserInfo{Username: subject.CommonName, Groups: append(groups, endpoints.GroupAuthenticated)}, true
 }
 
 // authenticateBootstrapToken checks a token of the form ID.SECRET against
@@ -51,7 +53,7 @@ func (s *Server) authenticateBootstrapToken(ctx context.Context, token string) (
 		return authenticationv1.UserInfo{}, false
 	}
 	id := token[:bootstrapapi.BootstrapTokenIDBytes]
-	obj, _, err := s.getObject(ctx, s.resource("", "v1", "secrets"), metav1.NamespaceSystem,
+	obj, _, err := s.objects.Get(ctx, s.resource("", "v1", "secrets"), metav1.NamespaceSystem,
 		bootstraputil.BootstrapTokenSecretName(id))
 	if err != nil {
 		s.log.Debug("bootstrap token rejected", "id", id, "err", err.Error())
@@ -91,7 +93,7 @@ func bootstrapTokenUser(secret *corev1.Secret, token string, now time.Time) (aut
 	}
 	return authenticationv1.UserInfo{
 		Username: bootstrapapi.BootstrapUserPrefix + id,
-		Groups:   append(groups, GroupAuthenticated),
+		Groups:   append(groups, endpoints.GroupAuthenticated),
 	}, nil
 }
 

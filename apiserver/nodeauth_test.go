@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,7 +53,7 @@ func TestBootstrapTokenUser(t *testing.T) {
 			if !tc.ok {
 				return
 			}
-			want := []string{"system:bootstrappers", "system:bootstrappers:kubeadm:default-node-token", GroupAuthenticated}
+			want := []string{"system:bootstrappers", "system:bootstrappers:kubeadm:default-node-token", endpoints.GroupAuthenticated}
 			if u.Username != "system:bootstrap:abcdef" || !slices.Equal(u.Groups, want) {
 				t.Errorf("user = %s %v, want system:bootstrap:abcdef %v", u.Username, u.Groups, want)
 			}
@@ -65,7 +67,7 @@ func TestX509User(t *testing.T) {
 		t.Error("an unverified certificate authenticated")
 	}
 	u, ok := x509User(&tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{cert}}})
-	if !ok || u.Username != "system:node:w1" || !slices.Equal(u.Groups, []string{"system:nodes", GroupAuthenticated}) {
+	if !ok || u.Username != "system:node:w1" || !slices.Equal(u.Groups, []string{"system:nodes", endpoints.GroupAuthenticated}) {
 		t.Errorf("user = %v %v, want system:node:w1 in system:nodes", u, ok)
 	}
 }
@@ -91,7 +93,7 @@ func (g fakeGraph) podsOn(_ context.Context, ns, node string) ([]*corev1.Pod, er
 }
 
 // denyAll is the RBAC a node has nothing from.
-type denyAll struct{ AllowAll }
+type denyAll struct{ endpoints.AllowAll }
 
 func (denyAll) Authorize(context.Context, authorizationv1.SubjectAccessReviewSpec) (bool, string, error) {
 	return false, "", nil
@@ -126,7 +128,7 @@ func TestNodeAuthorizer(t *testing.T) {
 		{"someone", "get", "", "secrets", "", "ns", "s", false},
 	}
 	for _, tc := range tests {
-		groups := []string{GroupNodes, GroupAuthenticated}
+		groups := []string{GroupNodes, endpoints.GroupAuthenticated}
 		ok, _, err := authz.Authorize(context.Background(), authorizationv1.SubjectAccessReviewSpec{User: tc.user, Groups: groups,
 			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: tc.verb, Group: tc.group, Resource: tc.resource,
 				Subresource: tc.sub, Namespace: tc.namespace, Name: tc.n}})

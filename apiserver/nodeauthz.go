@@ -6,6 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
+	"github.com/batchlet/batchlet/apiserver/genericstore"
+
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -21,7 +25,7 @@ import (
 // configmaps and service accounts (tokens) of pods bound to it. What it
 // does not allow, and every other user, goes to next (RBAC).
 type nodeAuthorizer struct {
-	next  Authorizer
+	next  endpoints.Authorizer
 	graph nodeGraph
 }
 
@@ -206,7 +210,7 @@ func containerReferences(envFrom []corev1.EnvFromSource, env []corev1.EnvVar, ad
 type storeGraph struct{ s *Server }
 
 func (g storeGraph) podNode(ctx context.Context, namespace, name string) (string, error) {
-	obj, _, err := g.s.getShared(ctx, g.s.resource("", "v1", "pods"), namespace, name)
+	obj, _, err := g.s.objects.GetShared(ctx, g.s.resource("", "v1", "pods"), namespace, name)
 	if apierrors.IsNotFound(err) {
 		return "", nil
 	}
@@ -218,13 +222,13 @@ func (g storeGraph) podNode(ctx context.Context, namespace, name string) (string
 
 func (g storeGraph) podsOn(ctx context.Context, namespace, node string) ([]*corev1.Pod, error) {
 	res := g.s.resource("", "v1", "pods")
-	onNode := &filter{res: res, labels: labels.Everything(), fields: fields.OneTermEqualSelector("spec.nodeName", node)}
-	lr, err := g.s.listObjects(ctx, res, namespace, onNode, 0, "", "", "")
+	onNode := genericstore.NewFilter(res, labels.Everything(), fields.OneTermEqualSelector("spec.nodeName", node))
+	lr, err := g.s.objects.List(ctx, res, namespace, onNode, 0, "", "", "")
 	if err != nil {
 		return nil, fmt.Errorf("list pods of node %s: %w", node, err)
 	}
-	out := make([]*corev1.Pod, 0, len(lr.items))
-	for _, o := range lr.items {
+	out := make([]*corev1.Pod, 0, len(lr.Items))
+	for _, o := range lr.Items {
 		out = append(out, o.(*corev1.Pod))
 	}
 	return out, nil

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	"github.com/batchlet/batchlet/apiserver/registry"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
@@ -55,7 +57,7 @@ func (s *Server) serveOpenAPIIndex(w http.ResponseWriter, r *http.Request, docs 
 	}
 	data, err := json.Marshal(index)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	serveOpenAPIJSON(w, r, data)
@@ -131,7 +133,7 @@ func (s *Server) crdOpenAPIDocs(ctx context.Context) map[string][]byte {
 
 // definitionOf reads the CRD a custom resource is served from.
 func (s *Server) definitionOf(ctx context.Context, r *registry.Resource) (*apiextensionsv1.CustomResourceDefinition, error) {
-	obj, _, err := s.getShared(ctx, s.crdResource(), "", r.Definition)
+	obj, _, err := s.objects.GetShared(ctx, s.crdResource(), "", r.Definition)
 	if err != nil {
 		return nil, err
 	}

@@ -164,7 +164,7 @@ func TestStatusPatchLeavesSharedCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := registry.Pods()
-	shared, _, err := env.srv.getShared(env.ctx, res, "default", "p")
+	shared, _, err := env.srv.objects.GetShared(env.ctx, res, "default", "p")
 	if err != nil {
 		t.Fatal(err)
 	}

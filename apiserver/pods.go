@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,14 +18,14 @@ import (
 )
 
 // handleBinding assigns a pod to a node (pods/binding).
-func (s *Server) handleBinding(w http.ResponseWriter, r *http.Request, info requestInfo) {
+func (s *Server) handleBinding(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	b := &corev1.Binding{}
-	if err := s.decodeBody(w, r, corev1.SchemeGroupVersion.WithKind("Binding"), b); err != nil {
-		s.writeError(w, err)
+	if err := s.codec.DecodeBody(w, r, corev1.SchemeGroupVersion.WithKind("Binding"), b); err != nil {
+		endpoints.WriteError(w, err)
 		return
 	}
 	if b.Target.Name == "" {
-		s.writeError(w, apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, info.Name,
+		endpoints.WriteError(w, apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, info.Name,
 			field.ErrorList{field.Required(field.NewPath("target", "name"), "")}))
 		return
 	}
@@ -50,10 +52,10 @@ func (s *Server) handleBinding(w http.ResponseWriter, r *http.Request, info requ
 		return pod, nil
 	})
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, successStatus(http.StatusCreated, nil))
+	endpoints.WriteJSON(w, http.StatusCreated, endpoints.SuccessStatus(http.StatusCreated, nil))
 }
 
 // boundCopy is what a binding may change of the shared current pod: the
@@ -83,25 +85,25 @@ func setPodCondition(pod *corev1.Pod, c corev1.PodCondition) {
 }
 
 // handleEviction marks the pod DisruptionTarget and deletes it gracefully.
-func (s *Server) handleEviction(w http.ResponseWriter, r *http.Request, info requestInfo) {
+func (s *Server) handleEviction(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	ev := &policyv1.Eviction{}
-	data, err := s.readBody(r)
+	data, err := s.codec.ReadBody(r)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
-	if err := s.decodeLoose(r, data, ev); err != nil {
-		s.writeError(w, err)
+	if err := s.codec.DecodeLoose(r, data, ev); err != nil {
+		endpoints.WriteError(w, err)
 		return
 	}
 	if ev.Name != "" && ev.Name != info.Name {
-		s.writeError(w, apierrors.NewBadRequest("name in URL does not match name in Eviction object"))
+		endpoints.WriteError(w, apierrors.NewBadRequest("name in URL does not match name in Eviction object"))
 		return
 	}
 	ctx := r.Context()
-	cur, _, err := s.getObject(ctx, info.Res, info.Namespace, info.Name)
+	cur, _, err := s.objects.Get(ctx, info.Res, info.Namespace, info.Name)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	pod := cur.(*corev1.Pod)
@@ -115,7 +117,7 @@ func (s *Server) handleEviction(w http.ResponseWriter, r *http.Request, info req
 			return p, nil
 		})
 		if err != nil && !apierrors.IsNotFound(err) {
-			s.writeError(w, err)
+			endpoints.WriteError(w, err)
 			return
 		}
 	}
@@ -124,8 +126,8 @@ func (s *Server) handleEviction(w http.ResponseWriter, r *http.Request, info req
 		opts = &metav1.DeleteOptions{}
 	}
 	if _, _, err := s.deleteObject(ctx, info.Res, info.Namespace, info.Name, opts); err != nil && !apierrors.IsNotFound(err) {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, successStatus(http.StatusCreated, nil))
+	endpoints.WriteJSON(w, http.StatusCreated, endpoints.SuccessStatus(http.StatusCreated, nil))
 }

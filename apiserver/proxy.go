@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/batchlet/batchlet/apiserver/endpoints"
 	"github.com/batchlet/batchlet/apiserver/query"
 	"io"
 	"log/slog"
@@ -35,7 +36,7 @@ func newNodeTransport(tlsCfg *tls.Config) *http.Transport {
 }
 
 // podTarget finds the pod, its container and the agent endpoint of its node.
-func (s *Server) podTarget(r *http.Request, info requestInfo) (*corev1.Pod, string, string, error) {
+func (s *Server) podTarget(r *http.Request, info endpoints.RequestInfo) (*corev1.Pod, string, string, error) {
 	pod, container, err := s.podContainer(r, info)
 	if err != nil {
 		return nil, "", "", err
@@ -52,8 +53,8 @@ func (s *Server) podTarget(r *http.Request, info requestInfo) (*corev1.Pod, stri
 
 // podContainer finds the pod and the container the request names (or the
 // only one).
-func (s *Server) podContainer(r *http.Request, info requestInfo) (*corev1.Pod, string, error) {
-	obj, _, err := s.getObject(r.Context(), info.Res, info.Namespace, info.Name)
+func (s *Server) podContainer(r *http.Request, info endpoints.RequestInfo) (*corev1.Pod, string, error) {
+	obj, _, err := s.objects.Get(r.Context(), info.Res, info.Namespace, info.Name)
 	if err != nil {
 		return nil, "", err
 	}
@@ -67,7 +68,7 @@ func (s *Server) podContainer(r *http.Request, info requestInfo) (*corev1.Pod, s
 
 // nodeEndpoint is host:port of the agent of a node.
 func (s *Server) nodeEndpoint(ctx context.Context, nodeName string) (string, error) {
-	nodeObj, _, err := s.getObject(ctx, s.resource("", "v1", "nodes"), "", nodeName)
+	nodeObj, _, err := s.objects.Get(ctx, s.resource("", "v1", "nodes"), "", nodeName)
 	if err != nil {
 		return "", err
 	}
@@ -123,10 +124,10 @@ func pickContainer(pod *corev1.Pod, name string) (string, error) {
 // not scheduled yet has no log: an empty answer (204), as upstream's
 // LogLocation gives no location for it. An error answer of the agent
 // becomes an API Status, as upstream's response checker makes it.
-func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, info requestInfo) {
+func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	pod, container, err := s.podContainer(r, info)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	if pod.Spec.NodeName == "" {
@@ -135,7 +136,7 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, info requestI
 	}
 	hostPort, err := s.nodeEndpoint(r.Context(), pod.Spec.NodeName)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	q := url.Values{}
@@ -168,10 +169,10 @@ func logError(code int, body, pod string) error {
 }
 
 // handleExec proxies pods/exec and pods/attach, upgrades included.
-func (s *Server) handleExec(w http.ResponseWriter, r *http.Request, info requestInfo) {
+func (s *Server) handleExec(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	pod, container, hostPort, err := s.podTarget(r, info)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	in := r.URL.Query()
@@ -191,10 +192,10 @@ func (s *Server) handleExec(w http.ResponseWriter, r *http.Request, info request
 // node's agent (the kubelet's endpoints: /pods, /healthz, /containerLogs,
 // ...) with the server's kubelet client certificate (and NodeProxyToken
 // when set), as kube-apiserver's node proxy does.
-func (s *Server) handleNodeProxy(w http.ResponseWriter, r *http.Request, info requestInfo) {
+func (s *Server) handleNodeProxy(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	endpoint, err := s.nodeEndpoint(r.Context(), info.Name)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	target := &url.URL{Scheme: "https", Host: endpoint, Path: "/" + info.ProxyPath, RawQuery: r.URL.RawQuery}
@@ -238,10 +239,10 @@ func (s *Server) proxyTo(w http.ResponseWriter, r *http.Request, target *url.URL
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			var st apierrors.APIStatus
 			if errors.As(err, &st) {
-				s.writeError(w, err)
+				endpoints.WriteError(w, err)
 				return
 			}
-			s.writeError(w, apierrors.NewServiceUnavailable(fmt.Sprintf("error trying to reach node agent: %v", err)))
+			endpoints.WriteError(w, apierrors.NewServiceUnavailable(fmt.Sprintf("error trying to reach node agent: %v", err)))
 		},
 	}
 	p.ServeHTTP(w, r)

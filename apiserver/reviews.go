@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,24 +18,24 @@ import (
 // handleReview answers the create of a review resource: the request object
 // comes back with its status computed from the caller's identity and the
 // Authorizer; nothing is stored.
-func (s *Server) handleReview(w http.ResponseWriter, r *http.Request, info requestInfo) {
+func (s *Server) handleReview(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	res := info.Res
 	if info.Verb != "create" || info.Name != "" {
-		s.writeError(w, errMethodNotSupported(info.Resource, info.Verb))
+		endpoints.WriteError(w, endpoints.ErrMethodNotSupported(info.Resource, info.Verb))
 		return
 	}
 	obj := res.New()
-	if err := s.decodeBody(w, r, res.GVK(), obj); err != nil {
-		s.writeError(w, err)
+	if err := s.codec.DecodeBody(w, r, res.GVK(), obj); err != nil {
+		endpoints.WriteError(w, err)
 		return
 	}
 	out, err := s.review(r.Context(), obj)
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	out.GetObjectKind().SetGroupVersionKind(res.GVK())
-	s.writeObject(w, r, nil, http.StatusCreated, out)
+	s.codec.WriteObject(w, r, nil, http.StatusCreated, out)
 }
 
 // review fills in the status of one review object.
@@ -64,7 +66,7 @@ func (s *Server) selfAccessReview(ctx context.Context, user authenticationv1.Use
 		return nil, apierrors.NewInvalid(o.GroupVersionKind().GroupKind(), o.Name, errs)
 	}
 	attrs := authorizationv1.SubjectAccessReviewSpec{
-		User: user.Username, Groups: user.Groups, UID: user.UID, Extra: extraOf(user),
+		User: user.Username, Groups: user.Groups, UID: user.UID, Extra: endpoints.Extra(user),
 		ResourceAttributes: ra, NonResourceAttributes: nra,
 	}
 	allowed, reason, err := s.authorizer().Authorize(ctx, attrs)

@@ -14,7 +14,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
 	"github.com/batchlet/batchlet/apiserver/eventttl"
+	"github.com/batchlet/batchlet/apiserver/genericstore"
 	"github.com/batchlet/batchlet/apiserver/ipalloc"
 	"github.com/batchlet/batchlet/apiserver/nslifecycle"
 	"github.com/batchlet/batchlet/apiserver/patch"
@@ -25,7 +28,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -51,10 +53,10 @@ type Config struct {
 	Storage storage.Backend
 	// Authenticator checks bearer tokens; nil rejects every external request
 	// except the open health and version endpoints.
-	Authenticator Authenticator
+	Authenticator endpoints.Authenticator
 	// Authorizer decides every authenticated request and answers access
 	// reviews; nil allows everything (AllowAll).
-	Authorizer Authorizer
+	Authorizer endpoints.Authorizer
 	// ServiceAccountIssuer signs the TokenRequest API's tokens and
 	// authenticates them; nil serves no TokenRequest, accepts no
 	// service-account token and adds no token volume to pods.
@@ -108,12 +110,10 @@ type Server struct {
 	handler http.Handler
 	// namespaces finishes the deletion of namespaces.
 	namespaces *nslifecycle.Loop
-	entCache   *latestCache[*storedEntry]
-	decCache   *ringCache[runtime.Object]
-	// localCache holds the copies local informers share (see LocalListerWatcher).
-	localCache *ringCache[runtime.Object]
-	// protobuf encodes and decodes Kubernetes' protobuf envelope.
-	protobuf      *protobuf.Serializer
+	// objects reads and writes every resource's objects in the store.
+	objects *genericstore.Store
+	// codec reads request bodies and writes negotiated answers.
+	codec         *endpoints.Codec
 	fieldManagers *patch.FieldManagers
 	// nodeTransport proxies pods/log and pods/exec to node agents.
 	nodeTransport *http.Transport
@@ -178,11 +178,13 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("apiserver: register metrics: %w", err)
 	}
 	s := &Server{
-		cfg: cfg, store: cfg.Storage, clock: cfg.Clock, log: cfg.Logger, scheme: scheme, protobuf: protobuf.NewSerializer(scheme, scheme),
+		cfg: cfg, store: cfg.Storage, clock: cfg.Clock, log: cfg.Logger, scheme: scheme,
 		served: newServedTable(registry.All()), metrics: m,
-		entCache: newLatestCache[*storedEntry](entryCacheSize), decCache: newRingCache[runtime.Object](4096), localCache: newRingCache[runtime.Object](4096), nodeTransport: newNodeTransport(cfg.NodeTLS), fieldManagers: patch.NewFieldManagers(scheme),
+		nodeTransport: newNodeTransport(cfg.NodeTLS), fieldManagers: patch.NewFieldManagers(scheme),
 		serviceRange: serviceRange,
 	}
+	s.codec = endpoints.NewCodec(scheme, cfg.MaxRequestBodyBytes, cfg.Clock, s.resourceForKind)
+	s.objects = genericstore.New(genericstore.Config{Backend: cfg.Storage, Clock: cfg.Clock, Logger: cfg.Logger, BookmarkInterval: cfg.BookmarkInterval})
 	s.namespaces = nslifecycle.New(namespaceStore{s}, cfg.NamespaceSyncInterval, s.clock, s.log)
 	s.handler = s.buildHandler()
 	if err := s.bootstrap(context.Background()); err != nil {
@@ -228,21 +230,4 @@ func (s *Server) resource(group, version, resource string) *registry.Resource {
 // resourceForKind finds the served resource of a kind (nil if none).
 func (s *Server) resourceForKind(gvk schema.GroupVersionKind) *registry.Resource {
 	return s.served.forKind(gvk)
-}
-
-func keyPrefix(r *registry.Resource, namespace string) string {
-	gvr := r.StorageGVR()
-	group := gvr.Group
-	if group == "" {
-		group = "core"
-	}
-	p := "/registry/" + group + "/" + gvr.Resource + "/"
-	if r.Namespaced && namespace != "" {
-		p += namespace + "/"
-	}
-	return p
-}
-
-func objectKey(r *registry.Resource, namespace, name string) string {
-	return keyPrefix(r, namespace) + name
 }

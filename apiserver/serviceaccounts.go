@@ -7,6 +7,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
+	"github.com/batchlet/batchlet/apiserver/genericstore"
+
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -73,7 +77,7 @@ func (s *Server) authenticateServiceAccount(ctx context.Context, token string) (
 func serviceAccountUser(v satoken.Verified) authenticationv1.UserInfo {
 	u := authenticationv1.UserInfo{
 		Username: satoken.Subject(v.Namespace, v.ServiceAccount.Name), UID: string(v.ServiceAccount.UID),
-		Groups: []string{GroupServiceAccounts, GroupServiceAccounts + ":" + v.Namespace, GroupAuthenticated},
+		Groups: []string{GroupServiceAccounts, GroupServiceAccounts + ":" + v.Namespace, endpoints.GroupAuthenticated},
 		Extra:  map[string]authenticationv1.ExtraValue{},
 	}
 	if v.Pod != nil {
@@ -104,11 +108,11 @@ func (s *Server) checkTokenBindings(ctx context.Context, v satoken.Verified) err
 }
 
 func (s *Server) checkBound(ctx context.Context, resource, namespace string, ref satoken.Ref) error {
-	obj, _, err := s.getShared(ctx, s.resource("", "v1", resource), namespace, ref.Name)
+	obj, _, err := s.objects.GetShared(ctx, s.resource("", "v1", resource), namespace, ref.Name)
 	if err != nil {
 		return fmt.Errorf("%s %s/%s: %w", resource, namespace, ref.Name, err)
 	}
-	m := accessor(obj)
+	m := genericstore.Accessor(obj)
 	if m.GetUID() != ref.UID {
 		return fmt.Errorf("%s %s/%s UID (%s) does not match claim (%s)", resource, namespace, ref.Name, m.GetUID(), ref.UID)
 	}
@@ -120,25 +124,25 @@ func (s *Server) checkBound(ctx context.Context, resource, namespace string, ref
 
 // handleTokenRequest answers POST serviceaccounts/<name>/token with a
 // TokenRequest whose status carries a signed token.
-func (s *Server) handleTokenRequest(w http.ResponseWriter, r *http.Request, info requestInfo) {
+func (s *Server) handleTokenRequest(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	if s.cfg.ServiceAccountIssuer == nil {
-		s.writeError(w, errNotFoundPath())
+		endpoints.WriteError(w, endpoints.ErrNotFoundPath())
 		return
 	}
 	req := &authenticationv1.TokenRequest{}
-	data, err := s.readBody(r)
+	data, err := s.codec.ReadBody(r)
 	if err == nil {
-		err = s.decodeLoose(r, data, req)
+		err = s.codec.DecodeLoose(r, data, req)
 	}
 	if err == nil {
 		err = s.issueTokenRequest(r.Context(), info.Namespace, info.Name, req)
 	}
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
 	req.SetGroupVersionKind(authenticationv1.SchemeGroupVersion.WithKind("TokenRequest"))
-	s.writeObject(w, r, nil, http.StatusCreated, req)
+	s.codec.WriteObject(w, r, nil, http.StatusCreated, req)
 }
 
 // issueTokenRequest defaults and validates req, resolves its bound object
@@ -153,7 +157,7 @@ func (s *Server) issueTokenRequest(ctx context.Context, namespace, name string, 
 	if errs := validateTokenRequest(req); len(errs) > 0 {
 		return apierrors.NewInvalid(authenticationv1.SchemeGroupVersion.WithKind("TokenRequest").GroupKind(), name, errs)
 	}
-	saObj, _, err := s.getObject(ctx, s.resource("", "v1", "serviceaccounts"), namespace, name)
+	saObj, _, err := s.objects.Get(ctx, s.resource("", "v1", "serviceaccounts"), namespace, name)
 	if err != nil {
 		return err
 	}
@@ -197,7 +201,7 @@ func (s *Server) bindToken(ctx context.Context, namespace string, sa *corev1.Ser
 	if gvk != corev1.SchemeGroupVersion.WithKind("Pod") {
 		return apierrors.NewBadRequest(fmt.Sprintf("cannot bind token to object of type %s", gvk.String()))
 	}
-	obj, _, err := s.getObject(ctx, s.resource("", "v1", "pods"), namespace, ref.Name)
+	obj, _, err := s.objects.Get(ctx, s.resource("", "v1", "pods"), namespace, ref.Name)
 	if err != nil {
 		return err
 	}
@@ -212,8 +216,8 @@ func (s *Server) bindToken(ctx context.Context, namespace string, sa *corev1.Ser
 	ref.UID = pod.UID
 	tr.Pod = &satoken.Ref{Name: pod.Name, UID: pod.UID}
 	if pod.Spec.NodeName != "" {
-		if node, _, err := s.getObject(ctx, s.resource("", "v1", "nodes"), "", pod.Spec.NodeName); err == nil {
-			tr.Node = &satoken.Ref{Name: pod.Spec.NodeName, UID: accessor(node).GetUID()}
+		if node, _, err := s.objects.Get(ctx, s.resource("", "v1", "nodes"), "", pod.Spec.NodeName); err == nil {
+			tr.Node = &satoken.Ref{Name: pod.Spec.NodeName, UID: genericstore.Accessor(node).GetUID()}
 		}
 	}
 	return nil
@@ -231,7 +235,7 @@ func (s *Server) admitServiceAccount(ctx context.Context, pod *corev1.Pod) error
 	if _, mirror := pod.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
 		return nil
 	}
-	obj, _, err := s.getShared(ctx, s.resource("", "v1", "serviceaccounts"), pod.Namespace, pod.Spec.ServiceAccountName)
+	obj, _, err := s.objects.GetShared(ctx, s.resource("", "v1", "serviceaccounts"), pod.Namespace, pod.Spec.ServiceAccountName)
 	if apierrors.IsNotFound(err) {
 		// The informer lister's error, which upstream's plugin reports.
 		err = apierrors.NewNotFound(schema.GroupResource{Resource: "serviceaccount"}, pod.Spec.ServiceAccountName)

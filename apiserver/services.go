@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/batchlet/batchlet/apiserver/genericstore"
+
 	"github.com/batchlet/batchlet/apiserver/ipalloc"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -91,13 +91,13 @@ func setClusterIP(svc *corev1.Service, ip string) {
 // frees its address.
 func (s *Server) clusterIPsInUse(ctx context.Context) (map[netip.Addr]bool, error) {
 	res := s.resource("", "v1", "services")
-	everything := &filter{res: res, labels: labels.Everything(), fields: fields.Everything()}
-	lr, err := s.listObjects(ctx, res, "", everything, 0, "", "", "")
+	everything := genericstore.Everything(res)
+	lr, err := s.objects.List(ctx, res, "", everything, 0, "", "", "")
 	if err != nil {
 		return nil, fmt.Errorf("listing services: %w", err)
 	}
 	inUse := map[netip.Addr]bool{}
-	for _, obj := range lr.items {
+	for _, obj := range lr.Items {
 		for _, ip := range obj.(*corev1.Service).Spec.ClusterIPs {
 			if a, err := netip.ParseAddr(ip); err == nil {
 				inUse[a] = true

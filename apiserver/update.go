@@ -1,26 +1,24 @@
 package apiserver
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
-	"strconv"
+
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
+	"github.com/batchlet/batchlet/apiserver/genericstore"
 
 	"github.com/batchlet/batchlet/apiserver/patch"
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/apiserver/validation"
-	"github.com/batchlet/batchlet/storage"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
-
-const maxUpdateAttempts = 16
 
 // updateMode selects the strategy hooks of an update.
 type updateMode int
@@ -31,30 +29,30 @@ const (
 	modeRaw                      // server-internal writes (binding): no strategy
 )
 
-func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, info requestInfo, mode updateMode) {
+func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo, mode updateMode) {
 	res := info.Res
 	body := res.New()
-	if err := s.decodeBody(w, r, res.GVK(), body); err != nil {
-		s.writeError(w, err)
+	if err := s.codec.DecodeBody(w, r, res.GVK(), body); err != nil {
+		endpoints.WriteError(w, err)
 		return
 	}
-	m := accessor(body)
+	m := genericstore.Accessor(body)
 	if m.GetName() != info.Name {
-		s.writeError(w, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), info.Name)))
+		endpoints.WriteError(w, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), info.Name)))
 		return
 	}
 	if res.Namespaced && m.GetNamespace() != "" && m.GetNamespace() != info.Namespace {
-		s.writeError(w, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
+		endpoints.WriteError(w, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
 		return
 	}
 	out, err := s.updateReading(r.Context(), res, info.Namespace, info.Name, mode, isDryRun(r), func(runtime.Object) (runtime.Object, error) {
 		return body.DeepCopyObject(), nil
 	})
 	if err != nil {
-		s.writeError(w, err)
+		endpoints.WriteError(w, err)
 		return
 	}
-	s.writeObject(w, r, res, http.StatusOK, out)
+	s.codec.WriteObject(w, r, res, http.StatusOK, out)
 }
 
 // mutateFunc builds the new object from (a copy of) the current one. A
@@ -76,20 +74,7 @@ func (s *Server) updateObject(ctx context.Context, res *registry.Resource, names
 // itself, and what it shares with cur must survive the strategy (see
 // mayShare).
 func (s *Server) updateReading(ctx context.Context, res *registry.Resource, namespace, name string, mode updateMode, dryRun bool, mutate mutateFunc) (runtime.Object, error) {
-	for attempt := 0; attempt < maxUpdateAttempts; attempt++ {
-		cur, kv, err := s.getShared(ctx, res, namespace, name)
-		if err != nil {
-			return nil, err
-		}
-		obj, err := mutate(cur)
-		if err != nil {
-			return nil, err
-		}
-		nm, cm := accessor(obj), accessor(cur)
-		if rv := nm.GetResourceVersion(); rv != "" && rv != cm.GetResourceVersion() {
-			return nil, conflictModified(res.GroupResource(), name)
-		}
-		unconditional := nm.GetResourceVersion() == ""
+	return s.objects.GuaranteedUpdate(ctx, res, namespace, name, dryRun, mutate, func(obj, cur runtime.Object) (runtime.Object, error) {
 		if manager, _ := ctx.Value(ctxFieldManager).(string); manager == "" && mode != modeRaw {
 			patch.KeepManagedFields(cur, obj)
 		}
@@ -99,22 +84,9 @@ func (s *Server) updateReading(ctx context.Context, res *registry.Resource, name
 		if mode != modeRaw {
 			obj = s.trackManager(ctx, res, mode == modeStatus, cur, obj)
 		}
-		if dryRun {
-			return obj, nil
-		}
-		out, err := s.writeUpdate(ctx, res, obj, cur, kv)
-		if errors.Is(err, errRetry) {
-			if unconditional {
-				continue
-			}
-			return nil, conflictModified(res.GroupResource(), name)
-		}
-		return out, err
-	}
-	return nil, conflictModified(res.GroupResource(), name)
+		return obj, nil
+	})
 }
-
-var errRetry = errors.New("retry update")
 
 // mayShare: the new object of a status update may share parts with the
 // current (shared) one. Status strategies only put the old spec back and
@@ -127,7 +99,7 @@ func mayShare(ctx context.Context, mode updateMode) bool {
 
 // prepareUpdate keeps immutable metadata, applies the strategy and validates.
 func (s *Server) prepareUpdate(res *registry.Resource, obj, cur runtime.Object, mode updateMode) error {
-	nm, cm := accessor(obj), accessor(cur)
+	nm, cm := genericstore.Accessor(obj), genericstore.Accessor(cur)
 	obj.GetObjectKind().SetGroupVersionKind(res.GVK())
 	nm.SetName(cm.GetName())
 	nm.SetNamespace(cm.GetNamespace())
@@ -178,49 +150,4 @@ func specChanged(a, b runtime.Object) bool {
 		return false
 	}
 	return !equality.Semantic.DeepEqual(av.Interface(), bv.Interface())
-}
-
-// writeUpdate stores obj over cur (read at kv), or deletes it when its
-// deletion is due (deletionTimestamp set, no finalizers left).
-func (s *Server) writeUpdate(ctx context.Context, res *registry.Resource, obj, cur runtime.Object, kv storage.KeyValue) (runtime.Object, error) {
-	if s.deletionDue(res, obj) {
-		rev, _, err := s.store.Delete(ctx, kv.Key, kv.ModRevision)
-		return s.written(res, obj, rev, err)
-	}
-	data, err := encodeForStorage(res, obj)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	if bytes.Equal(data, kv.Value) {
-		return cur.DeepCopyObject(), nil
-	}
-	rev, err := s.store.UpdateOwned(ctx, kv.Key, data, kv.ModRevision)
-	return s.written(res, obj, rev, err)
-}
-
-// written finishes a conditional write of obj at revision rev: a lost race
-// is errRetry, another storage error the API error for it, and success gives
-// obj its new resourceVersion.
-func (s *Server) written(res *registry.Resource, obj runtime.Object, rev int64, err error) (runtime.Object, error) {
-	m := accessor(obj)
-	if errors.Is(err, storage.ErrConflict) {
-		return nil, errRetry
-	}
-	if err != nil {
-		return nil, s.storageError(err, res, m.GetName())
-	}
-	m.SetResourceVersion(strconv.FormatInt(rev, 10))
-	return obj, nil
-}
-
-// deletionDue: an object being deleted goes once its finalizers are gone,
-// unless a graceful deletion is still pending (a pod waiting for its agent,
-// which finishes it with a zero-grace delete).
-func (s *Server) deletionDue(res *registry.Resource, obj runtime.Object) bool {
-	m := accessor(obj)
-	if m.GetDeletionTimestamp() == nil || len(m.GetFinalizers()) > 0 {
-		return false
-	}
-	g := m.GetDeletionGracePeriodSeconds()
-	return g == nil || *g == 0
 }

@@ -101,6 +101,7 @@ var scenarios = []scenario{
 	{name: "sim", byDefault: true, help: "the same Job on the simulated runtime (100,000 x 1,000): the control plane's ceiling", run: runSim},
 	{name: "scale", help: "1,000,000-completion Indexed Job on sim: completes, completedIndexes, peak RSS", run: runScale, timeout: 2 * time.Hour},
 	{name: "cold", byDefault: true, help: "`batchlet run` of a one-pod `true` Job as a whole process, median of 10", run: runCold},
+	{name: "image", help: "pod create → container Running: process runtime vs a cached image vs a cold pull from a loopback registry, median of 10 each", run: runImage},
 	{name: "api", byDefault: true, help: "list/watch latency with 10,000 pods stored (no agent)", run: runAPI},
 }
 
@@ -109,8 +110,11 @@ func Scenarios() [][2]string {
 	var out [][2]string
 	for _, s := range scenarios {
 		help := s.help
-		if !s.byDefault {
+		switch {
+		case s.name == "scale":
 			help += " (only when named or with --scale)"
+		case !s.byDefault:
+			help += " (only when named)"
 		}
 		out = append(out, [2]string{s.name, help})
 	}

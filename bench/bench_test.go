@@ -171,3 +171,22 @@ func BenchmarkColdRun(b *testing.B) {
 		}
 	}
 }
+
+// TestImageScenario: the image scenario times each mode's pods to Running
+// (root and busybox-static needed, as for the image runtime).
+func TestImageScenario(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the image runtime needs root")
+	}
+	if _, err := os.Stat("/bin/busybox"); err != nil {
+		t.Skip("needs /bin/busybox (apt-get install busybox-static)")
+	}
+	rep, err := bench.Run(context.Background(), tinyConfig(t), []string{"image"})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	r := rep.Results[0]
+	wantChecks(t, r, "3 pods per mode reached Running")
+	wantMetrics(t, r, "process: create → Running, median", "image (cached): create → Running, median",
+		"image (cold pull): create → Running, median", "image (cached) − process, medians")
+}

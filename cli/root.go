@@ -33,6 +33,6 @@ func newRootCommand() *cobra.Command {
 	}
 	root.AddCommand(newRunCommand(), newServerCommand(), newKubeconfigCommand(), newBenchCommand(), newAgentCommand(), newControllersCommand())
 	root.AddCommand(newCRDsCommand(), newInstallCommand())
-	root.AddCommand(newImagesCommand(), newWaitCommand(), newWatchCommand(), newResultsCommand(), newBackupCommand(), newRerunCommand(), newTokenCommand())
+	root.AddCommand(newImagesCommand(), newWaitCommand(), newWatchCommand(), newResultsCommand(), newBackupCommand(), newRerunCommand(), newTokenCommand(), newDashboardCommand())
 	return root
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -52,6 +53,11 @@ running too, unless --on-shutdown=drain.`,
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "batchlet server listening on %s\nexport KUBECONFIG=%s\n", cp.URL(), controlplane.KubeconfigPath(opts.DataDir))
+			if login, err := cp.DashboardLoginURL(); err != nil {
+				return errors.Join(err, cp.Shutdown(context.Background()))
+			} else if login != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "dashboard: %s (one-time login URL)\n", login)
+			}
 			<-ctx.Done()
 			sctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
@@ -65,6 +71,7 @@ running too, unless --on-shutdown=drain.`,
 	fl.StringVar(&opts.Runtime, "runtime", "process", "pod runtime of the embedded agent: process, image (containers run from their images) or sim")
 	fl.StringSliceVar(&opts.RegistryMirrors, "registry-mirror", nil, "pull REGISTRY's images from MIRROR instead (REGISTRY=MIRROR, e.g. docker.io=127.0.0.1:5000; repeatable)")
 	fl.StringVar(&opts.DockerConfig, "docker-config", "", "docker config.json with registry credentials (default: $DOCKER_CONFIG or ~/.docker/config.json)")
+	fl.BoolVar(&opts.Dashboard, "dashboard", true, "serve the web dashboard at /ui (a one-time login URL is printed at start)")
 	fl.BoolVar(&opts.NoAgent, "no-agent", false, "do not run the embedded node agent")
 	fl.StringVar(&opts.OnShutdown, "on-shutdown", controlplane.OnShutdownKeep, "what SIGTERM does to running pods: keep (they run on; a server restarted on the same data dir adopts them) or drain (terminate them with their grace periods)")
 	fl.IntVar(&opts.MaxPods, "max-pods", 0, "pod capacity of the embedded node (default 1000 for process, 1000000 for sim)")

@@ -31,6 +31,7 @@ import (
 
 	"github.com/batchlet/batchlet/agent"
 	"github.com/batchlet/batchlet/apiserver"
+	"github.com/batchlet/batchlet/apiserver/endpoints"
 	"github.com/batchlet/batchlet/apiserver/openapi"
 	"github.com/batchlet/batchlet/apiserver/satoken"
 	"github.com/batchlet/batchlet/controller/rootca"
@@ -104,7 +105,7 @@ func newAPIServer(cp *ControlPlane, bundle *pki.Bundle) (*apiServer, error) {
 	}
 	srv, err := apiserver.New(apiserver.Config{
 		Storage:              cp.store,
-		Authenticator:        apiserver.TokenMap{bundle.Token: apiserver.AdminUser()},
+		Authenticator:        endpoints.TokenMap{bundle.Token: endpoints.AdminUser()},
 		ServiceAccountIssuer: issuer,
 		RBAC:                 true,
 		NodeTLS:              nodeTLS(bundle),

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
 
+	"github.com/batchlet/batchlet/dashboard"
 	"github.com/batchlet/batchlet/pki"
 	"github.com/batchlet/batchlet/storage"
 )
@@ -35,6 +36,9 @@ type ControlPlane struct {
 	wg       sync.WaitGroup
 	errMu    sync.Mutex
 	firstErr error
+
+	// dashboard is the web UI at /ui; nil unless Options.Dashboard.
+	dashboard *dashboard.Dashboard
 }
 
 // URL is the HTTPS address of the API.
@@ -70,7 +74,16 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 		_ = cp.store.Close()
 		return nil, err
 	}
-	if err := cp.serve(api.handler, bundle); err != nil {
+	handler := api.handler
+	if opts.Dashboard {
+		if cp.dashboard, err = newDashboard(cp, api.inProcess, api.local, bundle.Token); err != nil {
+			cancel()
+			_ = cp.store.Close()
+			return nil, err
+		}
+		handler = withDashboard(handler, cp.dashboard.Handler())
+	}
+	if err := cp.serve(handler, bundle); err != nil {
 		cancel()
 		_ = cp.store.Close()
 		return nil, err
@@ -92,6 +105,9 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	}
 	cp.inproc, cp.local = api.inProcess, api.local
 	cp.goRun("apiserver", func() error { return api.run(runCtx) })
+	if cp.dashboard != nil {
+		cp.goRun("dashboard", func() error { return cp.dashboard.Run(runCtx) })
+	}
 	if err := cp.startComponents(runCtx, bundle); err != nil {
 		_ = cp.Shutdown(context.Background())
 		return nil, err

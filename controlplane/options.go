@@ -68,6 +68,8 @@ type Options struct {
 	// keeps before deleting the oldest (0: upstream's 12,500; negative:
 	// none are deleted for their number).
 	TerminatedPodGCThreshold int
+	// Dashboard serves the web dashboard at /ui (see package dashboard).
+	Dashboard bool
 	// Logger receives structured logs; a discard logger when nil.
 	Logger *slog.Logger
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/batchlet/batchlet/runtime/shim"
+	"github.com/batchlet/batchlet/runtime/containerinit"
 )
 
 // TestPodIsNotAnAdministrator: a pod of the process runtime tries to reach
@@ -36,7 +36,7 @@ spec:
 	}
 	s.kubectl("wait", "--for=condition=Ready", "pod/victim", "--timeout=60s")
 	victimDir := filepath.Join(s.dataDir, "pods", s.jsonpath("pod/victim", "{.metadata.uid}"))
-	viaHostTmp := func(p string) string { return shim.InPod(p) }
+	viaHostTmp := func(p string) string { return containerinit.InPod(p) }
 	paths := []string{
 		s.dataDir, filepath.Join(s.dataDir, "token"), filepath.Join(s.dataDir, "ca.key"), filepath.Join(s.dataDir, "kubeconfig"),
 		filepath.Join(s.dataDir, "state.db"), viaHostTmp(filepath.Join(s.dataDir, "token")), viaHostTmp(filepath.Join(s.dataDir, "ca.key")),
@@ -51,7 +51,7 @@ spec:
 	script.WriteString(`if cat /proc/` + serverPid + `/environ >/dev/null 2>&1; then echo "READ server environ"; else echo denied; fi
 [ "$(cut -d' ' -f2 /proc/1/stat)" = "(sh)" ] && echo denied || echo "PID 1 is not the pod's"
 ls /dev | grep -qE '^(sd|vd|xvd|nvme|loop)' && echo "host disks visible" || echo denied
-umount ` + shim.HostTmp + ` 2>/dev/null && echo "unmounted the mask" || echo denied
+umount ` + containerinit.HostTmp + ` 2>/dev/null && echo "unmounted the mask" || echo denied
 api() { curl -sk -o /dev/null -w '%{http_code}\n' -H "Authorization: Bearer $(cat /var/run/secrets/kubernetes.io/serviceaccount/token)" "https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT$1"; }
 api /api/v1/secrets
 api /api/v1/namespaces/kube-system/secrets

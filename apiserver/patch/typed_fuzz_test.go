@@ -15,7 +15,7 @@ import (
 // Whatever valid JSON patch (handlePatch refuses the rest first) the typed merge takes, the general path (strategic merge
 // of the JSON, strict decode) takes too, with the same result; and the
 // current object is never changed. Run longer with
-// `go test -fuzz FuzzTypedStrategicPatch ./apiserver/`.
+// `go test -fuzz FuzzTypedStrategicPatch ./apiserver/patch/`.
 func FuzzTypedStrategicPatch(f *testing.F) {
 	for _, seed := range []string{
 		`{"metadata":{"$deleteFromPrimitiveList/finalizers":["batch.kubernetes.io/job-tracking"]}}`,

@@ -5,39 +5,30 @@
 package runview
 
 import (
-	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/batchlet/batchlet/cli/runner"
+	"github.com/batchlet/batchlet/indexgrid"
 )
 
 // CellState is how far one index (or completion) of a followed object got.
-type CellState int
+type CellState = indexgrid.State
 
+// States of a cell.
 const (
-	Pending CellState = iota
-	Running
-	Succeeded
-	Failed
+	Pending   = indexgrid.Pending
+	Running   = indexgrid.Running
+	Succeeded = indexgrid.Succeeded
+	Failed    = indexgrid.Failed
 )
 
-func (s CellState) String() string {
-	return [...]string{"pending", "running", "succeeded", "failed"}[s]
-}
-
-// Cell is one index of a followed object.
-type Cell struct {
-	State CellState
-	// Restarts counts failed pods of the index and container restarts.
-	Restarts int32
-	// Pod is the index's latest pod, whose log tail a failing index shows.
-	Pod string
-}
+// Cell is one index of a followed object; Pod is the index's latest pod,
+// whose log tail a failing index shows.
+type Cell = indexgrid.Cell
 
 // ItemView is one followed object as the view shows it.
 type ItemView struct {
@@ -203,46 +194,16 @@ func podCell(it runner.ItemResult, pods []runner.PodState) Cell {
 	return c
 }
 
-func phaseState(p corev1.PodPhase) CellState {
-	switch p {
-	case corev1.PodRunning:
-		return Running
-	case corev1.PodSucceeded:
-		return Succeeded
-	case corev1.PodFailed:
-		return Failed
-	}
-	return Pending
-}
+func phaseState(p corev1.PodPhase) CellState { return indexgrid.PhaseState(p) }
 
-// indexedCells gives each index the state of its latest pod (pods come
-// sorted by index, then creation); a failed pod before it counts as a
-// restart. For a JobSet an index is a child Job: running while any of its
-// pods runs.
+// indexedCells gives each index the state of its latest pod (see
+// indexgrid.Cells).
 func indexedCells(n int, pods []runner.PodState) []Cell {
-	if n < 0 {
-		n = 0
+	gp := make([]indexgrid.Pod, len(pods))
+	for i, p := range pods {
+		gp[i] = indexgrid.Pod{Name: p.Name, Index: p.Index, Phase: p.Phase, Restarts: p.Restarts, Deleted: p.Deleted}
 	}
-	cells := make([]Cell, n)
-	for _, p := range pods {
-		if p.Index < 0 || p.Index >= n {
-			continue
-		}
-		c := &cells[p.Index]
-		if c.Pod != "" && c.State == Failed {
-			c.Restarts++
-		}
-		c.Restarts += p.Restarts
-		st := phaseState(p.Phase)
-		if p.Deleted && st != Succeeded && st != Failed {
-			continue // replaced, or removed with its JobSet's restart
-		}
-		if c.State == Running && st != Running {
-			continue // another pod of the child Job still runs
-		}
-		c.State, c.Pod = st, p.Name
-	}
-	return cells
+	return indexgrid.Cells(n, gp)
 }
 
 // countedCells fills a NonIndexed Job's completions from its counters:
@@ -270,59 +231,14 @@ func countedCells(it runner.ItemResult, pods []runner.PodState) []Cell {
 }
 
 // mark sets the cells of upstream's interval text ("0,3-7") to state.
-func mark(cells []Cell, intervals string, state CellState) {
-	for _, r := range ParseIntervals(intervals) {
-		for i := r[0]; i <= r[1] && i < len(cells); i++ {
-			if i >= 0 {
-				cells[i].State = state
-			}
-		}
-	}
-}
+func mark(cells []Cell, intervals string, state CellState) { indexgrid.Mark(cells, intervals, state) }
 
-// ParseIntervals reads upstream's interval text ("0,3-7") as [lo, hi]
-// pairs, skipping what does not parse.
-func ParseIntervals(text string) [][2]int {
-	var out [][2]int
-	for _, part := range strings.Split(text, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			continue
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil {
-				continue
-			}
-		}
-		out = append(out, [2]int{a, b})
-	}
-	return out
-}
+// ParseIntervals reads upstream's interval text ("0,3-7") as [lo, hi] pairs.
+func ParseIntervals(text string) [][2]int { return indexgrid.ParseIntervals(text) }
 
 // Intervals renders the indexes of cells in state as upstream's interval
 // text, e.g. "0,3-7".
-func Intervals(cells []Cell, state CellState) string {
-	var parts []string
-	for i := 0; i < len(cells); {
-		if cells[i].State != state {
-			i++
-			continue
-		}
-		j := i
-		for j+1 < len(cells) && cells[j+1].State == state {
-			j++
-		}
-		if j == i {
-			parts = append(parts, strconv.Itoa(i))
-		} else {
-			parts = append(parts, fmt.Sprintf("%d-%d", i, j))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
-}
+func Intervals(cells []Cell, state CellState) string { return indexgrid.Intervals(cells, state) }
 
 // failing lists the indexes of an item that failed or restarted and have a
 // pod, most recent last.

@@ -1,13 +1,16 @@
-// Package containerinit finishes starting a container in its namespaces:
-// the runtime starts the agent's own binary as PID 1 of the container's new
-// PID namespace, with argv[0] Arg0 and the Spec as argv[1]; this package's
+// Package containerinit starts every namespaced container, host command
+// or image: the runtime (the agent itself, or the container's shim) starts
+// the agent's own binary as PID 1 of the container's new PID, mount and UTS
+// namespaces, with argv[0] Arg0 and the Spec as argv[1]; this package's
 // init function recognises that before any other package of the binary
-// initialises (it imports nothing heavy, so Go runs it early), mounts the
-// container's /proc (a fresh one, showing only the container's PID
-// namespace), pivot_roots into the image's rootfs (image containers; host
-// containers keep the host's root as their mount namespace shows it),
-// narrows the capabilities to the container's set, takes the container's
-// user and groups, and execs the command, which becomes PID 1.
+// initialises (it imports nothing heavy, so Go runs it early), builds the
+// container's view of the files there (see setUpMounts: the image's root or
+// the host's, a private /dev, a read-only /sys, the bind mounts, a fresh
+// /proc with runc's masks, the agent's files hidden), pivot_roots into an
+// image's root, narrows the capabilities to the container's set, takes the
+// container's user and groups, and execs the command, which becomes PID 1.
+// Because the init makes the container's mounts itself, whatever starts it
+// needs no mount code: a shim starts every container the same way.
 //
 // Before the exec, errors go to file descriptor 3 (the status pipe, closed
 // on exec): the runtime reads it to tell a command that could not start
@@ -35,9 +38,28 @@ const StatusFD = 3
 // Spec is what the init needs; it travels as JSON in argv[1]. The
 // environment is the container's.
 type Spec struct {
-	// Rootfs is the container's root, mounted, seen from the agent; empty
-	// for a host container, whose root stays the mount namespace's.
-	Rootfs  string   `json:"rootfs"`
+	// Rootfs is where an image container's root is mounted (Dir/merged),
+	// seen from the host; empty for a host container, whose root stays the
+	// host's as its mount namespace shows it.
+	Rootfs string `json:"rootfs,omitempty"`
+	// Dir holds the attempt's overlay upper/ and work/ directories.
+	Dir string `json:"dir,omitempty"`
+	// Lower are the image's unpacked layers, bottom first.
+	Lower []string `json:"lower,omitempty"`
+	// Copied: the runtime copied the layers into Rootfs (no overlayfs).
+	Copied   bool   `json:"copied,omitempty"`
+	Hostname string `json:"hostname"`
+	// Mounts are bound into the root in order (the pod's /etc/hosts, a
+	// host container's private /tmp, the volumes).
+	Mounts []Mount `json:"mounts,omitempty"`
+	// Hide are host paths a host container must not see (the agent's data
+	// dir, its credentials): each is covered with an empty read-only
+	// tmpfs, or /dev/null for a file. The host's /tmp (at HostTmp) always
+	// is. Keep are directories under them that stay visible at their
+	// paths (the container's default working directory).
+	Hide []string `json:"hide,omitempty"`
+	Keep []string `json:"keep,omitempty"`
+
 	Argv    []string `json:"argv"`
 	WorkDir string   `json:"workDir"`
 	// User is the image's user: "uid", "uid:gid", "name" or "name:group".
@@ -75,11 +97,7 @@ func run(arg string) error {
 	if err := json.Unmarshal([]byte(arg), &spec); err != nil {
 		return fmt.Errorf("container init: %w", err)
 	}
-	if spec.Rootfs == "" {
-		if err := mountProc("/proc"); err != nil {
-			return err
-		}
-	} else if err := enterRootfs(spec.Rootfs); err != nil {
+	if err := setUpMounts(spec); err != nil {
 		return err
 	}
 	keep, err := capSet(spec)
@@ -128,13 +146,8 @@ func run(arg string) error {
 	return fmt.Errorf("exec: %q: %w", spec.Argv[0], err)
 }
 
-// enterRootfs mounts the container's /proc (this process is PID 1 of the
-// new PID namespace, whose view /proc takes) and makes rootfs the root,
-// detaching the host's.
+// enterRootfs makes rootfs the root, detaching the host's.
 func enterRootfs(rootfs string) error {
-	if err := mountProc(filepath.Join(rootfs, "proc")); err != nil {
-		return err
-	}
 	if err := unix.Chdir(rootfs); err != nil {
 		return fmt.Errorf("enter rootfs: %w", err)
 	}

@@ -270,8 +270,9 @@ func (p *pod) resumeAttempt(c *ctr, a *adoption) (code int32, ran time.Duration,
 	if b, err := os.ReadFile(a.base + ".shim"); err == nil {
 		_ = json.Unmarshal(b, &spec)
 	}
-	pr := &proc{pid: st.Pid, pidStart: st.PidStart, shim: &shimRef{base: a.base}, ns: spec.Namespaces,
-		exited: make(chan struct{}), drained: make(chan struct{})}
+	pr := &proc{pid: st.Pid, pidStart: st.PidStart, shim: &shimRef{base: a.base}, ns: spec.Init,
+		image: spec.ImageID != "", exited: make(chan struct{}), drained: make(chan struct{})}
+	p.holdAdoptedImage(spec)
 	close(pr.drained) // the output of an adopted shim goes to its log only
 	if spec.CgroupDir != "" {
 		pr.cg = &containerCgroup{dir: spec.CgroupDir}
@@ -282,6 +283,9 @@ func (p *pod) resumeAttempt(c *ctr, a *adoption) (code int32, ran time.Duration,
 	p.mu.Lock()
 	c.env, c.workDir, c.proc = parseEnviron(spec.Env), spec.WorkDir, pr
 	c.st.ContainerID, c.st.ImageID = id, imageID(c.spec, nil)
+	if spec.ImageID != "" {
+		c.st.ImageID = spec.ImageID
+	}
 	c.st.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}
 	c.st.Started = ptrBool(true)
 	killed := p.killed

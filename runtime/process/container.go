@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/batchlet/batchlet/runtime"
+	"github.com/batchlet/batchlet/runtime/containerinit"
 	"github.com/batchlet/batchlet/runtime/shim"
 )
 
@@ -110,7 +111,7 @@ func (p *pod) attempt(c *ctr, n int) (code int32, ran time.Duration, ok bool) {
 	} else if workDir == "" {
 		workDir = filepath.Join(p.dir, "work")
 		if p.rt.namespaces {
-			workDir = shim.InPod(workDir)
+			workDir = containerinit.InPod(workDir)
 		}
 	}
 	p.mu.Lock()
@@ -146,7 +147,7 @@ func (p *pod) attempt(c *ctr, n int) (code int32, ran time.Duration, ok bool) {
 	p.rt.event(p.api, c.spec, c.init, corev1.EventTypeNormal, "Created", fmt.Sprintf("Created container: %s", c.spec.Name))
 	var pr *proc
 	started := now(p)
-	if img != nil || p.rt.cfg.NoShims {
+	if p.rt.cfg.NoShims {
 		// The container dies with this agent: on record as started, a
 		// restarted agent counts it as lost instead of running it again.
 		_ = shim.WriteState(p.attemptBase(c.spec.Name, n), shim.State{Phase: shim.PhaseStarting})
@@ -401,48 +402,27 @@ func (p *pod) containerCgroup(c *ctr, n int, pr *proc) *os.File {
 	return f
 }
 
-// launch starts pr.cmd and has it waited for, closing pr.exited then: an
-// image container (see startInImage), or, without shims (Config.NoShims),
-// a host command: PID 1 of new PID, mount and UTS namespaces (see
-// shim.StartNamespaced) or a plain process group.
+// launch starts pr.cmd without a shim (Config.NoShims) and has it waited
+// for, closing pr.exited then: with namespaces, the container init runs it
+// (see startInit), as a shim does; without, a plain process group.
 func (p *pod) launch(pr *proc, c *ctr, env []envVar) error {
 	cmd := pr.cmd
-	if c.image != nil {
-		if !pr.ns {
-			return fmt.Errorf("the image runtime needs root and Linux namespaces")
-		}
-		pr.image = true
-		return p.startInImage(pr, c, c.image)
-	}
-	// The command is looked up with the container's PATH, and where the
-	// container sees its files (it may come from a volume).
-	resolve := func() error {
-		path, err := lookPath(cmd.Args[0], env, cmd.Dir)
-		if err != nil {
-			return fmt.Errorf("exec: %q: %w", cmd.Args[0], err)
-		}
-		cmd.Path = path
-		return nil
-	}
+	pr.image = c.image != nil
 	if pr.ns {
-		// The container init mounts its /proc and takes its user and
-		// capabilities, then execs the command (looked up by resolve first,
-		// for the error).
-		ns := p.containerNS(c, cmd.Dir)
-		spec := p.hostInitSpec(c, cmd.Args, cmd.Dir)
-		name := cmd.Args[0]
-		return p.startWithInit(cmd, spec, pr.exited, func() error {
-			return shim.StartNamespaced(cmdStarter(cmd), ns, func() error {
-				if _, err := lookPath(name, env, spec.WorkDir); err != nil {
-					return fmt.Errorf("exec: %q: %w", name, err)
-				}
-				return nil
-			}, nil, pr.exited)
-		})
+		spec, err := p.initSpec(c, cmd.Args, cmd.Dir)
+		if err != nil {
+			return err
+		}
+		return startInit(cmd, spec, pr.exited)
 	}
-	if err := resolve(); err != nil {
-		return err
+	if c.image != nil {
+		return errImagesNeedNamespaces
 	}
+	path, err := lookPath(cmd.Args[0], env, cmd.Dir)
+	if err != nil {
+		return fmt.Errorf("exec: %q: %w", cmd.Args[0], err)
+	}
+	cmd.Path = path
 	cmd.SysProcAttr.Setpgid = true
 	cmd.SysProcAttr.Credential = credential(p.api, c.spec)
 	if err := cmd.Start(); err != nil {
@@ -452,7 +432,7 @@ func (p *pod) launch(pr *proc, c *ctr, env []envVar) error {
 	return nil
 }
 
-// cmdStarter starts and waits for cmd (see shim.StartNamespaced).
+// cmdStarter starts and waits for cmd (see shim.StartInit).
 func cmdStarter(cmd *exec.Cmd) shim.Starter {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -479,8 +459,8 @@ func (r *Runtime) containerStdin(c *ctr) (stdinSource, error) {
 }
 
 // mounts lists c's volumeMounts as bind mounts.
-func (p *pod) mounts(c *ctr) []shim.Mount {
-	var out []shim.Mount
+func (p *pod) mounts(c *ctr) []containerinit.Mount {
+	var out []containerinit.Mount
 	for _, vm := range c.spec.VolumeMounts {
 		src, ok := p.volumes[vm.Name]
 		if !ok {
@@ -489,7 +469,7 @@ func (p *pod) mounts(c *ctr) []shim.Mount {
 		if vm.SubPath != "" {
 			src = filepath.Join(src, vm.SubPath)
 		}
-		out = append(out, shim.Mount{Source: src, Target: vm.MountPath, ReadOnly: vm.ReadOnly})
+		out = append(out, containerinit.Mount{Source: src, Target: vm.MountPath, ReadOnly: vm.ReadOnly})
 	}
 	return out
 }

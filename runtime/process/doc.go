@@ -9,25 +9,24 @@
 // for it and records its end in the attempt's state file; a restarted
 // agent adopts live shims and reports recorded ends (adopt.go,
 // runtime.Adopter). When the agent runs as root and Linux namespaces work
-// (probed once at start-up), every container is PID 1 of its own PID
-// namespace, in mount and UTS namespaces of its own: a goroutine of the
-// shim locked to a new OS thread unshares mount and UTS namespaces (with
-// CLONE_FS, which lets one thread of many do so), makes / private, sets the
-// pod's hostname, mounts a /dev of its own and a read-only /sys,
-// bind-mounts the pod's /etc/hosts, its private /tmp and the container's
-// volumeMounts at their mountPath (missing mount points are created;
-// readOnly remounts read-only), hides the data dir and the host's /tmp
-// under read-only tmpfs mounts (security.go, Config.HidePaths), then
-// clones the container init (runtime/containerinit, through
-// /proc/self/exe) from that thread with CLONE_NEWPID, its own session, its
-// cgroup and SIGKILL as parent-death signal, and waits for it; the init
-// mounts the PID namespace's /proc, keeps the default capabilities, takes
-// the securityContext's user and groups and execs the command. The thread is never unlocked, so
-// Go ends it with the goroutine instead of reusing a thread in foreign
-// namespaces, and the parent-death signal (sent when that thread ends) only
-// fires when the shim dies. exec joins a running container's namespaces
-// with /usr/bin/nsenter. Without namespaces containers are plain process
-// groups and one log line says so.
+// (probed once at start-up), every container, a host command or an
+// image's program, starts the same way (initspec.go): the shim (or, with
+// Config.NoShims, the agent) clones the container init
+// (runtime/containerinit, through /proc/self/exe; shim.StartInit) from a
+// goroutine locked to a new OS thread, as PID 1 of new PID, mount and UTS
+// namespaces, in its own session and cgroup with SIGKILL as parent-death
+// signal, and waits for it. The init makes the container's mounts itself:
+// / private, the pod's hostname, a /dev of its own, a read-only /sys, the
+// pod's /etc/hosts, a host command's private /tmp and the volumeMounts at
+// their mountPath, for a host command the data dir and the host's /tmp
+// hidden under read-only tmpfs mounts (security.go, Config.HidePaths), and
+// a fresh /proc with runc's masks; it then keeps the default capabilities,
+// takes the securityContext's user and groups and execs the command. The
+// thread is never unlocked, so Go ends it with the goroutine, and the
+// parent-death signal (sent when that thread ends) only fires when the
+// shim dies. exec joins a running container's namespaces with
+// /usr/bin/nsenter. Without namespaces containers are plain process groups
+// and one log line says so.
 //
 // Stopping sends SIGTERM to the container's process group, then SIGKILL
 // (which ends every process of its PID namespace) after the grace period.
@@ -37,12 +36,12 @@
 //
 // The container image is recorded, never pulled: the command runs with the
 // host's programs — unless the image runtime is configured (Config.Images)
-// and the pod runs from its image (image.go, imagens.go): then the image is
-// pulled through runtime/image, the container's root is the image
-// (overlayfs or a copy) and runtime/containerinit finishes the start
-// inside it; those containers have no shim and die with the agent, as all
-// do with Config.NoShims. A container without a command cannot start
-// (StartError).
+// and the pod runs from its image (image.go, initspec.go): then the image
+// is pulled through runtime/image and the container init builds the
+// container's root from it (overlayfs or a copy) and pivot_roots into it
+// before the exec; like host commands, these containers outlive the agent
+// unless Config.NoShims. A container
+// without a command cannot start (StartError).
 // Without a workingDir a container runs in its pod's scratch directory.
 // Memory and cpu limits are applied with cgroup v2 when it is writable.
 // A container whose spec asks for stdin reads a pipe that attach feeds

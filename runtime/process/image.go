@@ -14,6 +14,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/batchlet/batchlet/runtime/containerinit"
 	"github.com/batchlet/batchlet/runtime/image"
 	"github.com/batchlet/batchlet/runtime/shim"
 )
@@ -116,6 +117,27 @@ func (p *pod) ensureImage(c *ctr, n int) (*containerImage, bool) {
 			return nil, false
 		}
 	}
+}
+
+// holdAdoptedImage keeps the layers of an adopted image container (its
+// overlay's lower directories) from garbage collection while the pod
+// lives, as ensureImage does for the containers this agent starts.
+func (p *pod) holdAdoptedImage(spec shim.Spec) {
+	if p.rt.cfg.Images == nil || len(spec.ImageLayers) == 0 {
+		return
+	}
+	layers := make([]v1.Hash, 0, len(spec.ImageLayers))
+	for _, l := range spec.ImageLayers {
+		h, err := v1.NewHash(l)
+		if err != nil {
+			return
+		}
+		layers = append(layers, h)
+	}
+	p.rt.cfg.Images.Store().Acquire(layers)
+	p.mu.Lock()
+	p.imageLayers = append(p.imageLayers, layers)
+	p.mu.Unlock()
 }
 
 // releaseImages ends the pod's use of its images' layers.
@@ -260,14 +282,15 @@ func probeOverlay(root string) error {
 			return
 		}
 		done <- unix.Mount("overlay", filepath.Join(dir, "merged"), "overlay", 0,
-			overlayOptions([]string{filepath.Join(dir, "lower")}, filepath.Join(dir, "upper"), filepath.Join(dir, "work")))
+			containerinit.OverlayOptions([]string{filepath.Join(dir, "lower")}, filepath.Join(dir, "upper"), filepath.Join(dir, "work")))
 	})
 	return <-done
 }
 
 // imageID is a container status's imageID: the image as the spec names it
 // for the process runtime, its repository digest for the image runtime
-// (as containerd reports it: registry/repository@sha256:…).
+// (as containerd reports it: registry/repository@sha256:…, Docker Hub's
+// registry named docker.io).
 func imageID(spec *corev1.Container, ci *containerImage) string {
 	if ci == nil {
 		return spec.Image
@@ -275,6 +298,9 @@ func imageID(spec *corev1.Container, ci *containerImage) string {
 	repo := ci.img.Ref
 	if ref, err := image.ParseReference(spec.Image); err == nil {
 		repo = ref.Context().Name()
+		if ref.Context().RegistryStr() == "index.docker.io" {
+			repo = "docker.io/" + ref.Context().RepositoryStr()
+		}
 	}
 	return repo + "@" + ci.img.Digest.String()
 }

@@ -20,6 +20,13 @@ import (
 // store of its own; skipped where containers cannot have namespaces.
 func newImageRuntime(t *testing.T, rootfs string) (*Runtime, *events) {
 	t.Helper()
+	return newImageRuntimeShims(t, rootfs, false)
+}
+
+// newImageRuntimeShims is newImageRuntime, whose containers run without
+// shims when noShims (as under batchlet run).
+func newImageRuntimeShims(t *testing.T, rootfs string, noShims bool) (*Runtime, *events) {
+	t.Helper()
 	if err := probeNamespaces(); err != nil {
 		t.Skipf("the image runtime needs root and namespaces: %v", err)
 	}
@@ -33,7 +40,7 @@ func newImageRuntime(t *testing.T, rootfs string) (*Runtime, *events) {
 	}
 	ev := &events{}
 	r, err := New(Config{RootDir: t.TempDir(), Events: ev.record, Logger: slog.New(slog.DiscardHandler),
-		Images: puller, ImagesByDefault: true, ImageRootfs: rootfs})
+		Images: puller, ImagesByDefault: true, ImageRootfs: rootfs, NoShims: noShims})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,9 +81,14 @@ func runToEnd(t *testing.T, r *Runtime, p *corev1.Pod) runtime.PodStatus {
 }
 
 func TestImageEntrypointCmdEnvUser(t *testing.T) {
-	for _, rootfs := range []string{"overlay", "copy"} {
-		t.Run(rootfs, func(t *testing.T) {
-			r, ev := newImageRuntime(t, rootfs)
+	variants := []struct {
+		name, rootfs string
+		noShims      bool
+	}{{"overlay", "overlay", false}, {"copy", "copy", false}, {"noshims", "overlay", true}}
+	for _, v := range variants {
+		rootfs := v.name
+		t.Run(v.name, func(t *testing.T) {
+			r, ev := newImageRuntimeShims(t, v.rootfs, v.noShims)
 			reg := imagetest.Registry(t)
 			ref := reg + "/test/app:1"
 			imagetest.Push(t, ref, appImage(t))
@@ -96,6 +108,14 @@ func TestImageEntrypointCmdEnvUser(t *testing.T) {
 					[]string{"cmd: sh ", "1000"}},
 				{"runAsUser overrides the image user", corev1.Container{Command: []string{"id", "-u"},
 					SecurityContext: &corev1.SecurityContext{RunAsUser: ptrInt64(0)}}, []string{"0"}},
+				// The container init isolates image containers as host ones:
+				// containerd's default capabilities even for root, no_new_privs
+				// from allowPrivilegeEscalation, runc's /proc masks.
+				{"root keeps only the default capabilities, /proc masked", corev1.Container{Command: []string{"sh", "-c",
+					`grep -E '^(CapEff|NoNewPrivs)' /proc/self/status; [ -s /proc/kcore ] || echo kcore: masked
+touch /proc/sysrq-trigger 2>/dev/null || echo sysrq: read-only`},
+					SecurityContext: &corev1.SecurityContext{RunAsUser: ptrInt64(0), AllowPrivilegeEscalation: ptrBool(false)}},
+					[]string{"CapEff:\t00000000a80425fb", "NoNewPrivs:\t1", "kcore: masked", "sysrq: read-only"}},
 			}
 			for i, tc := range cases {
 				uid := rootfs + "-" + string(rune('0'+i))

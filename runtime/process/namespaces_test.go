@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/batchlet/batchlet/runtime"
+	"github.com/batchlet/batchlet/runtime/containerinit"
 	"github.com/batchlet/batchlet/runtime/shim"
 )
 
@@ -28,8 +29,8 @@ func namespacedRuntime(t *testing.T) *Runtime {
 }
 
 // Each container is PID 1 of its own PID namespace with the pod's
-// hostname, a private /tmp (the host's hidden, at shim.HostTmp too) and its
-// volumes, a read-only one refusing writes.
+// hostname, a private /tmp (the host's hidden, at containerinit.HostTmp
+// too) and its volumes, a read-only one refusing writes.
 func TestContainersGetTheirOwnNamespaces(t *testing.T) {
 	r := namespacedRuntime(t)
 	hostFile, err := os.CreateTemp("/tmp", "batchlet-host-*")
@@ -41,7 +42,7 @@ func TestContainersGetTheirOwnNamespaces(t *testing.T) {
 	name := filepath.Base(hostFile.Name())
 	// Each container writes a file of its own: they run side by side.
 	script := func(file string) string {
-		return `echo pid=$$$$ host=$(hostname); [ -e /tmp/` + name + ` ] && echo host-tmp-leaks; [ -e ` + shim.HostTmp + `/` + name + ` ] && echo host-tmp-kept;
+		return `echo pid=$$$$ host=$(hostname); [ -e /tmp/` + name + ` ] && echo host-tmp-leaks; [ -e ` + containerinit.HostTmp + `/` + name + ` ] && echo host-tmp-kept;
 touch /tmp/own && echo tmp-writable; echo x > /rw/` + file + ` && cat /ro/` + file + `; touch /ro/g 2>/dev/null || echo ro-refused`
 	}
 	c1, c2 := shC("a", script("a")), shC("b", script("b"))
@@ -195,10 +196,11 @@ func TestNamespacedStartJoinsCgroup(t *testing.T) {
 	}
 	defer f.Close()
 	var out strings.Builder
-	cmd := &exec.Cmd{Path: "/bin/sh", Args: []string{"sh", "-c", "cat /proc/self/cgroup"}, Dir: "/", Stdout: &out,
-		SysProcAttr: &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(f.Fd())}}
+	cmd := &exec.Cmd{Stdout: &out, SysProcAttr: &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(f.Fd())}}
+	spec := containerinit.Spec{Hostname: "cg", Argv: []string{"sh", "-c", "cat /proc/self/cgroup"}, WorkDir: "/",
+		Mounts: []containerinit.Mount{{Source: "/etc/hosts", Target: "/etc/hosts"}, {Source: t.TempDir(), Target: "/tmp"}}}
 	exited := make(chan struct{})
-	if err := shim.StartNamespaced(cmdStarter(cmd), shim.NS{Hostname: "cg", HostsFile: "/etc/hosts", TmpDir: t.TempDir()}, nil, nil, exited); err != nil {
+	if err := startInit(cmd, spec, exited); err != nil {
 		t.Fatal(err)
 	}
 	<-exited

@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/batchlet/batchlet/runtime"
+	"github.com/batchlet/batchlet/runtime/containerinit"
 	"github.com/batchlet/batchlet/runtime/image"
 	"github.com/batchlet/batchlet/runtime/shim"
 )
@@ -46,8 +47,8 @@ type Config struct {
 	// ImageRootfs is "overlay" (the default; a copy where the kernel
 	// refuses overlayfs) or "copy".
 	ImageRootfs string
-	// NoShims has the agent start host containers itself, as it does image
-	// containers: they die with it, and a restarted agent counts them as
+	// NoShims has the agent start containers (host and image) itself:
+	// they die with it, and a restarted agent counts them as
 	// lost. For a throwaway data dir that nothing would adopt them from; it
 	// saves one exec per container. By default each container has a shim
 	// and outlives the agent.
@@ -144,7 +145,8 @@ func New(cfg Config) (*Runtime, error) {
 func (r *Runtime) Namespaces() bool { return r.namespaces }
 
 // probeNamespaces checks that a container can start in its own
-// namespaces, as shim.StartNamespaced makes them, and that exec can join them.
+// namespaces, as the container init makes them, and that exec can join
+// them.
 func probeNamespaces() error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("not root")
@@ -152,14 +154,15 @@ func probeNamespaces() error {
 	if _, err := os.Stat(shim.NsenterBin); err != nil {
 		return fmt.Errorf("exec needs %s: %w", shim.NsenterBin, err)
 	}
-	if err := os.MkdirAll(shim.HostTmp, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", shim.HostTmp, err)
+	if err := os.MkdirAll(containerinit.HostTmp, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", containerinit.HostTmp, err)
 	}
 	var out bytes.Buffer
-	cmd := &exec.Cmd{Path: "/bin/true", Args: []string{"true"}, Dir: "/", Stdout: &out, Stderr: &out}
+	cmd := &exec.Cmd{Stdout: &out, Stderr: &out}
 	exited := make(chan struct{})
-	ns := shim.NS{Hostname: "probe", HostsFile: "/etc/hosts", TmpDir: shim.HostTmp}
-	if err := shim.StartNamespaced(cmdStarter(cmd), ns, nil, nil, exited); err != nil {
+	spec := containerinit.Spec{Hostname: "probe", Argv: []string{"/bin/true"}, WorkDir: "/",
+		Mounts: []containerinit.Mount{{Source: "/etc/hosts", Target: "/etc/hosts"}}}
+	if err := startInit(cmd, spec, exited); err != nil {
 		return fmt.Errorf("namespaces: %w", err)
 	}
 	<-exited

@@ -1,19 +1,13 @@
 package process
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/batchlet/batchlet/runtime/containerinit"
-	"github.com/batchlet/batchlet/runtime/shim"
 )
 
 // effectiveSecurity is a container's securityContext merged with its
@@ -73,30 +67,6 @@ func (p *pod) verifyRunAsNonRoot(c *ctr) error {
 	return nil
 }
 
-// hostInitSpec is what the container init runs for a host container: the
-// command with its ids and capabilities, in the host's root as the
-// container's mount namespace shows it.
-func (p *pod) hostInitSpec(c *ctr, argv []string, workDir string) containerinit.Spec {
-	s := securityOf(p.api, c.spec)
-	return containerinit.Spec{Argv: argv, WorkDir: workDir, RunAsUser: s.uid, RunAsGroup: s.gid, Groups: s.groups,
-		Privileged: s.privileged, CapAdd: s.capAdd, CapDrop: s.capDrop, NoNewPrivs: s.noNewPrivs}
-}
-
-// selfExe starts the container init: the starting process's own binary,
-// which the container's mount namespace may hide (a binary under /tmp is
-// behind the private /tmp), but the host's /proc, still mounted when the
-// init is exec'd, reaches.
-const selfExe = "/proc/self/exe"
-
-// hostInitArgv is the argv of the container init for spec.
-func hostInitArgv(spec containerinit.Spec) ([]string, error) {
-	b, err := json.Marshal(spec)
-	if err != nil {
-		return nil, fmt.Errorf("container init spec: %w", err)
-	}
-	return []string{containerinit.Arg0, string(b)}, nil
-}
-
 // credential is the user a plain (not namespaced) container runs as: nil
 // when it asks for none, or when this agent is not root and cannot switch.
 func credential(pod *corev1.Pod, c *corev1.Container) *syscall.Credential {
@@ -115,34 +85,6 @@ func credential(pod *corev1.Pod, c *corev1.Container) *syscall.Credential {
 		cred.Groups = append(cred.Groups, uint32(g))
 	}
 	return cred
-}
-
-// startWithInit turns cmd into the start of the container init (argv in
-// spec), started by start (in the container's namespaces), and waits until
-// the init has exec'd the command: its error when it could not.
-func (p *pod) startWithInit(cmd *exec.Cmd, spec containerinit.Spec, exited <-chan struct{}, start func() error) error {
-	argv, err := hostInitArgv(spec)
-	if err != nil {
-		return err
-	}
-	statusR, statusW, err := os.Pipe()
-	if err != nil {
-		return fmt.Errorf("status pipe: %w", err)
-	}
-	defer statusR.Close()
-	cmd.Path, cmd.Args, cmd.Dir = selfExe, argv, "/"
-	cmd.ExtraFiles = []*os.File{statusW} // containerinit.StatusFD
-	err = start()
-	statusW.Close()
-	if err != nil {
-		return err
-	}
-	msg, _ := io.ReadAll(statusR)
-	if len(msg) > 0 {
-		<-exited
-		return fmt.Errorf("%s", msg)
-	}
-	return nil
 }
 
 // fsUser is the runAsUser every container of the pod shares (the kubelet's
@@ -207,17 +149,6 @@ func setVolumeOwnership(dir string, fsGroup int64, readOnly bool) error {
 // root (every pod's files) and Config.HidePaths.
 func (r *Runtime) hiddenPaths() []string {
 	return append([]string{r.cfg.RootDir}, r.cfg.HidePaths...)
-}
-
-// containerNS is the shim.NS of c's namespaces; workDir is kept visible
-// when it is the pod's default working directory, under the hidden root.
-func (p *pod) containerNS(c *ctr, workDir string) shim.NS {
-	ns := shim.NS{Hostname: p.hostname, HostsFile: p.hostsPath(),
-		TmpDir: filepath.Join(p.dir, "tmp"), Mounts: p.mounts(c), Hide: p.rt.hiddenPaths()}
-	if c.spec.WorkingDir == "" {
-		ns.Keep = []string{workDir}
-	}
-	return ns
 }
 
 // idOr is *id, or -1 (chown's "unchanged") when nil.

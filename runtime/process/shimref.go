@@ -79,22 +79,35 @@ func lockHeld(base string) bool {
 	return false
 }
 
-// shimSpecFor is the shim's spec for attempt n of c.
+// shimSpecFor is the shim's spec for attempt n of c: the container init
+// that runs argv in c's namespaces (and image), or, without namespaces,
+// the command itself.
 func (p *pod) shimSpecFor(c *ctr, n int, argv []string, env []envVar, workDir string, cg *containerCgroup) (shim.Spec, error) {
-	spec := shim.Spec{Argv: argv, Env: environ(env), WorkDir: workDir, Namespaces: p.rt.namespaces,
+	spec := shim.Spec{Argv: argv, Env: environ(env), WorkDir: workDir,
 		LogPath: p.logPath(c.spec.Name, n), Image: c.spec.Image}
-	if p.rt.namespaces {
-		spec.NS = p.containerNS(c, workDir)
-		argv, err := hostInitArgv(p.hostInitSpec(c, argv, workDir))
-		if err != nil {
-			return shim.Spec{}, err
-		}
-		spec.InitPath, spec.InitArgv = selfExe, argv
-	} else {
-		spec.Cred = credential(p.api, c.spec)
-	}
 	if cg != nil {
 		spec.CgroupDir = cg.dir
+	}
+	if !p.rt.namespaces {
+		if c.image != nil {
+			return spec, errImagesNeedNamespaces
+		}
+		spec.Cred = credential(p.api, c.spec)
+		return spec, nil
+	}
+	is, err := p.initSpec(c, argv, workDir)
+	if err != nil {
+		return spec, err
+	}
+	if spec.Argv, err = initArgv(is); err != nil {
+		return spec, err
+	}
+	spec.Init, spec.Path = true, selfExe
+	if c.image != nil {
+		spec.ImageID = imageID(c.spec, c.image)
+		for _, l := range c.image.img.Layers {
+			spec.ImageLayers = append(spec.ImageLayers, l.String())
+		}
 	}
 	return spec, nil
 }
@@ -104,7 +117,8 @@ func (p *pod) shimSpecFor(c *ctr, n int, argv []string, env []envVar, workDir st
 // with the time the shim started it.
 func (p *pod) startShim(c *ctr, n int, argv []string, env []envVar, workDir string) (*proc, time.Time, error) {
 	base := p.attemptBase(c.spec.Name, n)
-	pr := &proc{exited: make(chan struct{}), drained: make(chan struct{}), ns: p.rt.namespaces, shim: &shimRef{base: base}}
+	pr := &proc{exited: make(chan struct{}), drained: make(chan struct{}), ns: p.rt.namespaces, shim: &shimRef{base: base},
+		image: c.image != nil}
 	cg, err := p.rt.cgroups.create(fmt.Sprintf("%s_%s_%d", p.api.UID, c.spec.Name, n), c.spec.Resources)
 	if err != nil {
 		p.rt.log.Info("container runs without limits", "namespace", p.api.Namespace, "name", p.api.Name, "container", c.spec.Name, "err", err.Error())

@@ -66,23 +66,27 @@ type Spec struct {
 	Argv    []string `json:"argv"`
 	Env     []string `json:"env"`
 	WorkDir string   `json:"workDir"`
-	// Namespaces: the container is PID 1 of its own PID namespace, in the
-	// mount and UTS namespaces NS describes.
-	Namespaces bool   `json:"namespaces,omitempty"`
-	NS         NS     `json:"ns"`
-	CgroupDir  string `json:"cgroupDir,omitempty"`
-	// InitPath and InitArgv, when set, start the container init
-	// (runtime/containerinit) in place of Argv, which the init then
-	// execs: it mounts the container's /proc and takes its user and
-	// capabilities first. Its start errors arrive on descriptor 3.
-	InitPath string   `json:"initPath,omitempty"`
-	InitArgv []string `json:"initArgv,omitempty"`
-	// Cred is the user a container without namespaces runs as (nil: the
-	// shim's).
-	Cred    *syscall.Credential `json:"cred,omitempty"`
-	LogPath string              `json:"logPath"`
-	Image   string              `json:"image"`
+	// Init: Argv runs the container init (runtime/containerinit; Path,
+	// the agent's binary) as PID 1 of new PID, mount and UTS namespaces
+	// (InitCloneflags), which makes the container's mounts itself, takes
+	// its user and capabilities, execs the command and reports a failure
+	// to start it on its descriptor 3. WorkDir is then the container's,
+	// seen from inside it. Without Init, Argv is the command itself, run
+	// as Cred (nil: the shim's user) in a process group of its own.
+	Init bool                `json:"init,omitempty"`
+	Path string              `json:"path,omitempty"`
+	Cred *syscall.Credential `json:"cred,omitempty"`
+	// ImageID and ImageLayers (diff IDs) are the image an image container
+	// runs, for the agent that adopts it.
+	ImageID     string   `json:"imageID,omitempty"`
+	ImageLayers []string `json:"imageLayers,omitempty"`
+	CgroupDir   string   `json:"cgroupDir,omitempty"`
+	LogPath     string   `json:"logPath"`
+	Image       string   `json:"image"`
 }
+
+// InitCloneflags are the namespaces a container init starts in.
+const InitCloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS
 
 // Phases of a shim's state file.
 const (
@@ -239,7 +243,7 @@ func startShimmed(spec Spec) (*shimmed, error) {
 	}
 	sh := &shimmed{argv: spec.Argv, path: spec.Argv[0], exited: make(chan struct{}), drained: make(chan struct{})}
 	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if !spec.Namespaces {
+	if !spec.Init {
 		attr.Credential = spec.Cred
 	}
 	if spec.CgroupDir != "" {
@@ -257,16 +261,15 @@ func startShimmed(spec Spec) (*shimmed, error) {
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
 	procAttr := &os.ProcAttr{Dir: spec.WorkDir, Env: dedupEnv(spec.Env), Files: []*os.File{os.Stdin, outW, errW}, Sys: attr}
-	var initR *os.File
-	if spec.InitPath != "" {
-		var initW *os.File
-		if initR, initW, err = os.Pipe(); err != nil {
+	var status *os.File
+	if spec.Init {
+		var w *os.File
+		if status, w, err = os.Pipe(); err != nil {
 			return nil, fmt.Errorf("pipe: %w", err)
 		}
-		defer initR.Close()
-		defer initW.Close()
-		procAttr.Files = append(procAttr.Files, initW)
-		procAttr.Dir = "/"
+		defer status.Close()
+		defer w.Close()
+		sh.path, procAttr.Dir, procAttr.Files = spec.Path, "/", append(procAttr.Files, w)
 	}
 	s := Starter{Attr: attr,
 		Start: func() (err error) {
@@ -280,22 +283,16 @@ func startShimmed(spec Spec) (*shimmed, error) {
 			return fmt.Errorf("exec: %q: %w", sh.argv[0], err)
 		}
 		sh.path = path
-		if spec.InitPath != "" {
-			sh.path, sh.argv = spec.InitPath, spec.InitArgv
-		}
 		return nil
 	}
 	onStart := func() { sh.pid, sh.pidStart = sh.proc.Pid, PidStartTime(sh.proc.Pid) }
-	if spec.Namespaces {
-		err = StartNamespaced(s, spec.NS, resolve, onStart, sh.exited)
+	if spec.Init {
+		err = StartInit(s, status, procAttr.Files[3], onStart, sh.exited)
 	} else {
 		err = startPlain(s, resolve, onStart, sh.exited)
 	}
 	outW.Close()
 	errW.Close()
-	if err == nil && initR != nil {
-		err = initOutcome(procAttr.Files[3], initR, sh.exited)
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -326,19 +323,6 @@ func startShimmed(spec Spec) (*shimmed, error) {
 		close(sh.drained)
 	}()
 	return sh, nil
-}
-
-// initOutcome waits for the container init to exec the command (EOF on
-// its status pipe, which is close-on-exec there) and returns what it wrote
-// when it could not: then it has exited.
-func initOutcome(w, r *os.File, exited <-chan struct{}) error {
-	w.Close()
-	msg, _ := io.ReadAll(r)
-	if len(msg) == 0 {
-		return nil
-	}
-	<-exited
-	return errors.New(string(msg))
 }
 
 // dedupEnv keeps the last of each variable, as os/exec does.
@@ -379,6 +363,46 @@ func startPlain(s Starter, resolve func() error, onStart func(), exited chan<- s
 		close(exited)
 	})
 	return <-started
+}
+
+// StartInit starts a container init (runtime/containerinit) with s as
+// PID 1 of new PID, mount and UTS namespaces (InitCloneflags), in a session
+// of its own, waited for on a thread that lives as long as it does (its
+// parent-death signal, SIGKILL, fires when that thread ends: once the
+// container was waited for, or when its parent dies). The caller hands the
+// init statusW as its descriptor 3 (containerinit.StatusFD). onStart, when
+// set, runs on that thread right after the start, before the container can
+// be reaped. StartInit returns once the init has exec'd the command (EOF on
+// status, close-on-exec there), or with what the init wrote there when it
+// could not, once it has exited.
+func StartInit(s Starter, status, statusW *os.File, onStart func(), exited chan struct{}) error {
+	started := make(chan error, 1)
+	OnThreadOfItsOwn(func() {
+		s.Attr.Cloneflags |= InitCloneflags
+		s.Attr.Setsid = true
+		s.Attr.Pdeathsig = syscall.SIGKILL
+		if err := s.Start(); err != nil {
+			started <- err
+			return
+		}
+		if onStart != nil {
+			onStart()
+		}
+		started <- nil
+		s.Wait()
+		close(exited)
+	})
+	err := <-started
+	statusW.Close()
+	if err != nil {
+		return err
+	}
+	msg, _ := io.ReadAll(status)
+	if len(msg) > 0 {
+		<-exited
+		return errors.New(string(msg))
+	}
+	return nil
 }
 
 // teeFD copies output to the agent while it reads it, without ever

@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -106,6 +107,12 @@ func testWatchUnderConcurrentWrites(t *testing.T, nb NewBackend) {
 		// A second watcher joins mid-stream from the start revision and
 		// must get the same sequence through replay plus live events.
 		ch2, err := b.Watch(context.Background(), "/c/", start)
+		if errors.Is(err, storage.ErrCompacted) && b.CompactRevision() >= start {
+			// A backend with a short history may have compacted start
+			// away already: refusing the watch is then the right answer.
+			close(late)
+			return
+		}
 		if err != nil {
 			t.Errorf("late Watch: %v", err)
 			close(late)

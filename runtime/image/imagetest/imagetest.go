@@ -28,7 +28,7 @@ import (
 const BusyboxPath = "/bin/busybox"
 
 // busyboxApplets get a symlink in /bin of the busybox image.
-var busyboxApplets = []string{"sh", "ash", "echo", "cat", "sleep", "ls", "id", "hostname", "pwd", "env", "true", "false", "test", "[", "mkdir", "touch", "rm", "ps", "kill", "wc", "grep", "head", "tail", "date", "expr", "seq", "printf", "stat", "mount", "whoami"}
+var busyboxApplets = []string{"sh", "ash", "echo", "cat", "sleep", "ls", "id", "hostname", "pwd", "env", "true", "false", "test", "[", "mkdir", "touch", "rm", "ps", "kill", "wc", "grep", "head", "tail", "date", "expr", "seq", "printf", "stat", "mount", "whoami", "tar", "tr", "dd"}
 
 // File is a file of a test layer.
 type File struct {

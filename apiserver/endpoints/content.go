@@ -1,4 +1,4 @@
-package apiserver
+package endpoints
 
 import (
 	"encoding/json"
@@ -6,7 +6,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strings"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,81 +15,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	sjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	kjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 )
-
-// outputFormat is what the client asked the response to be.
-type outputFormat int
-
-const (
-	formatObject outputFormat = iota
-	formatTable
-	formatMetadata
-)
-
-// negotiate reads the Accept header. It returns an error for media types we
-// cannot produce (protobuf only, for example).
-func negotiate(r *http.Request) (outputFormat, error) {
-	accept := r.Header.Get("Accept")
-	if accept == "" {
-		return formatObject, nil
-	}
-	for _, clause := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(clause))
-		if err != nil {
-			continue
-		}
-		if mt != "application/json" && mt != "*/*" && mt != "application/*" && mt != "application/yaml" {
-			continue
-		}
-		switch params["as"] {
-		case "":
-			return formatObject, nil
-		case "Table":
-			if params["g"] == "meta.k8s.io" && (params["v"] == "v1" || params["v"] == "v1beta1") {
-				return formatTable, nil
-			}
-		case "PartialObjectMetadata", "PartialObjectMetadataList":
-			if params["g"] == "meta.k8s.io" && (params["v"] == "v1" || params["v"] == "v1beta1") {
-				return formatMetadata, nil
-			}
-		}
-	}
-	return formatObject, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "", schema.GroupResource{}, "", "only the following media types are accepted: application/json, application/yaml", 0, false)
-}
-
-// wantsProtobuf reports whether the client prefers Kubernetes' protobuf
-// encoding for a single object (client-go's typed clients configured for
-// it, like the embedded control plane's, send it first in Accept).
-func wantsProtobuf(r *http.Request) bool {
-	accept := r.Header.Get("Accept")
-	if accept == runtime.ContentTypeProtobuf || strings.HasPrefix(accept, runtime.ContentTypeProtobuf+",") {
-		return true // what the in-process clients send: no parsing per request
-	}
-	for _, clause := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(clause))
-		if err != nil {
-			continue
-		}
-		if mt == runtime.ContentTypeProtobuf {
-			return params["as"] == ""
-		}
-		if mt == "application/json" || mt == "*/*" || mt == "application/*" || mt == "application/yaml" {
-			return false
-		}
-	}
-	return false
-}
 
 // writeProtobuf answers with obj in the protobuf envelope, if its kind has
 // a protobuf form (built-in kinds do, custom resources do not); false
 // means nothing was written.
-func (s *Server) writeProtobuf(w http.ResponseWriter, code int, obj runtime.Object) bool {
+func (c *Codec) writeProtobuf(w http.ResponseWriter, code int, obj runtime.Object) bool {
 	if _, ok := obj.(interface{ Marshal() ([]byte, error) }); !ok || obj.GetObjectKind().GroupVersionKind().Empty() {
 		return false
 	}
 	var enc encodedBody
-	if err := s.protobuf.Encode(obj, &enc); err != nil {
+	if err := c.protobuf.Encode(obj, &enc); err != nil {
 		return false
 	}
 	w.Header().Set("Content-Type", runtime.ContentTypeProtobuf)
@@ -112,103 +47,75 @@ func (e *encodedBody) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// writeOwned writes a whole answer that nothing else refers to: the
-// in-process transport's buffer takes it without copying it.
+// Adopter is a ResponseWriter that can take a whole body as it is, without
+// copying it (the in-process transport's buffer).
+type Adopter interface {
+	// Adopt makes b, which nothing else refers to, the whole body; false
+	// when something was written already.
+	Adopt(b []byte) bool
+}
+
+// writeOwned writes a whole answer that nothing else refers to: a writer
+// that can adopt it (looking through wrappers that Unwrap) takes it
+// without copying it.
 func writeOwned(w http.ResponseWriter, b []byte) {
-	for {
-		switch t := w.(type) {
-		case *statusRecorder:
-			w = t.ResponseWriter
-			continue
-		case *bufferedResponseWriter:
-			if t.adopt(b) {
+	for inner := w; inner != nil; {
+		if a, ok := inner.(Adopter); ok {
+			if a.Adopt(b) {
 				return
 			}
+			break
 		}
-		break
+		u, ok := inner.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			break
+		}
+		inner = u.Unwrap()
 	}
 	_, _ = w.Write(b)
 }
 
 // readBody reads the request body within the configured limit.
-func (s *Server) readBody(r *http.Request) ([]byte, error) {
+func (c *Codec) ReadBody(r *http.Request) ([]byte, error) {
 	if r.Body == nil {
 		return nil, nil
 	}
-	limit := s.cfg.MaxRequestBodyBytes
+	limit := c.maxBody
 	if r.ContentLength > limit {
-		return nil, errTooLarge(limit)
+		return nil, ErrTooLarge(limit)
 	}
-	data, err := readAllSized(io.LimitReader(r.Body, limit+1), r.ContentLength)
+	data, err := ReadAllSized(io.LimitReader(r.Body, limit+1), r.ContentLength)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("read request body: %v", err))
 	}
 	if int64(len(data)) > limit {
-		return nil, errTooLarge(limit)
+		return nil, ErrTooLarge(limit)
 	}
 	return data, nil
-}
-
-// readAllSized is io.ReadAll for a body of a known length (n, -1 when
-// unknown): one buffer of the right size instead of a growing one.
-func readAllSized(r io.Reader, n int64) ([]byte, error) {
-	if n <= 0 {
-		return io.ReadAll(r)
-	}
-	buf := make([]byte, n+1) // +1: a body longer than announced shows
-	read := 0
-	for read < len(buf) {
-		m, err := r.Read(buf[read:])
-		read += m
-		if err == io.EOF {
-			return buf[:read], nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	rest, err := io.ReadAll(r)
-	return append(buf, rest...), err
-}
-
-// toJSON converts a YAML body to JSON when the content type says YAML.
-func toJSON(r *http.Request, data []byte) ([]byte, error) {
-	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	switch mt {
-	case "", "application/json", "*/*":
-		return data, nil
-	case "application/yaml", "application/x-yaml", "text/yaml":
-		j, err := yaml.YAMLToJSON(data)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("error converting YAML to JSON: %v", err))
-		}
-		return j, nil
-	}
-	return nil, errUnsupportedMedia(mt)
 }
 
 // decodeBody decodes a request body into the resource's type, checking its
 // apiVersion and kind against gvk, and honouring fieldValidation. Warnings
 // are added to the response headers.
-func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, gvk schema.GroupVersionKind, into runtime.Object) error {
-	data, err := s.readBody(r)
+func (c *Codec) DecodeBody(w http.ResponseWriter, r *http.Request, gvk schema.GroupVersionKind, into runtime.Object) error {
+	data, err := c.ReadBody(r)
 	if err != nil {
 		return err
 	}
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == runtime.ContentTypeProtobuf {
-		return s.decodeProtobuf(data, gvk, into)
+		return c.decodeProtobuf(data, gvk, into)
 	}
-	if data, err = toJSON(r, data); err != nil {
+	if data, err = ToJSON(r, data); err != nil {
 		return err
 	}
-	return s.decodeJSON(w, r, data, gvk, into)
+	return c.DecodeJSON(w, r, data, gvk, into)
 }
 
 // decodeProtobuf decodes the protobuf envelope client-go's typed clients
 // send for built-in kinds.
-func (s *Server) decodeProtobuf(data []byte, gvk schema.GroupVersionKind, into runtime.Object) error {
+func (c *Codec) decodeProtobuf(data []byte, gvk schema.GroupVersionKind, into runtime.Object) error {
 	def := gvk
-	_, got, err := s.protobuf.Decode(data, &def, into)
+	_, got, err := c.protobuf.Decode(data, &def, into)
 	if err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, err))
 	}
@@ -219,11 +126,11 @@ func (s *Server) decodeProtobuf(data []byte, gvk schema.GroupVersionKind, into r
 	return nil
 }
 
-func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, data []byte, gvk schema.GroupVersionKind, into runtime.Object) error {
-	if s.decodeJSONOnePass(data, gvk, into) {
+func (c *Codec) DecodeJSON(w http.ResponseWriter, r *http.Request, data []byte, gvk schema.GroupVersionKind, into runtime.Object) error {
+	if c.decodeJSONOnePass(data, gvk, into) {
 		return nil
 	}
-	if ok, err := s.decodeCustomResourceOnePass(w, r, data, gvk, into); ok || err != nil {
+	if ok, err := c.decodeCustomResourceOnePass(w, r, data, gvk, into); ok || err != nil {
 		return err
 	}
 	var tm metav1.TypeMeta
@@ -237,10 +144,10 @@ func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, data []byte,
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the object kind %q does not match the expected kind %q", tm.Kind, gvk.Version, gvk.Kind, tm.Kind, gvk.Kind))
 	}
 	validation := r.URL.Query().Get("fieldValidation")
-	if res := s.resourceForKind(gvk); res != nil && (res.DefaultRaw != nil || res.PruneRaw != nil) {
+	if res := c.resourceForKind(gvk); res != nil && (res.DefaultRaw != nil || res.PruneRaw != nil) {
 		var raw map[string]interface{}
 		if err := json.Unmarshal(data, &raw); err == nil && raw != nil {
-			if err := pruneRaw(w, res, raw, validation); err != nil {
+			if err := PruneRaw(w, res, raw, validation); err != nil {
 				return err
 			}
 			if res.DefaultRaw != nil {
@@ -251,7 +158,7 @@ func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, data []byte,
 			}
 		}
 	}
-	ser := sjson.NewSerializerWithOptions(sjson.DefaultMetaFactory, s.scheme, s.scheme, sjson.SerializerOptions{Strict: validation != "Ignore"})
+	ser := sjson.NewSerializerWithOptions(sjson.DefaultMetaFactory, c.scheme, c.scheme, sjson.SerializerOptions{Strict: validation != "Ignore"})
 	def := gvk
 	_, _, err := ser.Decode(data, &def, into)
 	if err != nil {
@@ -271,10 +178,10 @@ func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, data []byte,
 	return nil
 }
 
-// pruneRaw drops the fields a custom resource's schema does not declare:
+// PruneRaw drops the fields a custom resource's schema does not declare:
 // with fieldValidation=Strict they are an error, with Ignore silent, and
 // otherwise a warning each, in upstream's words.
-func pruneRaw(w http.ResponseWriter, res *registry.Resource, raw map[string]interface{}, validation string) error {
+func PruneRaw(w http.ResponseWriter, res *registry.Resource, raw map[string]interface{}, validation string) error {
 	if res.PruneRaw == nil {
 		return nil
 	}
@@ -301,8 +208,8 @@ func pruneRaw(w http.ResponseWriter, res *registry.Resource, raw map[string]inte
 // reports false (into then holds a partial decode of data) when anything is
 // off — a decode error, strict errors, another apiVersion or kind — and
 // decodeJSON's full path then gives the exact error or warnings.
-func (s *Server) decodeJSONOnePass(data []byte, gvk schema.GroupVersionKind, into runtime.Object) bool {
-	if res := s.resourceForKind(gvk); res == nil || res.DefaultRaw != nil {
+func (c *Codec) decodeJSONOnePass(data []byte, gvk schema.GroupVersionKind, into runtime.Object) bool {
+	if res := c.resourceForKind(gvk); res == nil || res.DefaultRaw != nil {
 		return false
 	}
 	tm, ok := into.GetObjectKind().(*metav1.TypeMeta)
@@ -326,9 +233,9 @@ func (s *Server) decodeJSONOnePass(data []byte, gvk schema.GroupVersionKind, int
 // (the general path decodes it three times and encodes it once). It
 // reports false, with nothing written, for anything else, which the
 // general path then answers with upstream's messages and warnings.
-func (s *Server) decodeCustomResourceOnePass(w http.ResponseWriter, r *http.Request, data []byte, gvk schema.GroupVersionKind, into runtime.Object) (bool, error) {
+func (c *Codec) decodeCustomResourceOnePass(w http.ResponseWriter, r *http.Request, data []byte, gvk schema.GroupVersionKind, into runtime.Object) (bool, error) {
 	u, ok := into.(*unstructured.Unstructured)
-	res := s.resourceForKind(gvk)
+	res := c.resourceForKind(gvk)
 	if !ok || res == nil || !res.CustomResource {
 		return false, nil
 	}
@@ -343,7 +250,7 @@ func (s *Server) decodeCustomResourceOnePass(w http.ResponseWriter, r *http.Requ
 	if kind, _ := raw["kind"].(string); kind != gvk.Kind {
 		return false, nil
 	}
-	if err := pruneRaw(w, res, raw, r.URL.Query().Get("fieldValidation")); err != nil {
+	if err := PruneRaw(w, res, raw, r.URL.Query().Get("fieldValidation")); err != nil {
 		return true, err
 	}
 	if res.DefaultRaw != nil {
@@ -355,56 +262,39 @@ func (s *Server) decodeCustomResourceOnePass(w http.ResponseWriter, r *http.Requ
 }
 
 // writeObject answers with obj in the negotiated format.
-func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, res *registry.Resource, code int, obj runtime.Object) {
-	if wantsProtobuf(r) && s.writeProtobuf(w, code, obj) {
+func (c *Codec) WriteObject(w http.ResponseWriter, r *http.Request, res *registry.Resource, code int, obj runtime.Object) {
+	if WantsProtobuf(r) && c.writeProtobuf(w, code, obj) {
 		return
 	}
-	format, err := negotiate(r)
+	format, err := Negotiate(r)
 	if err != nil {
-		s.writeError(w, err)
+		WriteError(w, err)
 		return
 	}
 	var out interface{} = obj
 	switch format {
-	case formatTable:
+	case FormatTable:
 		if res != nil && res.GVK() == obj.GetObjectKind().GroupVersionKind() {
-			out = s.table(r, res, []runtime.Object{obj}, metav1.ListMeta{ResourceVersion: accessor(obj).GetResourceVersion()})
+			out = c.Table(r, res, []runtime.Object{obj}, metav1.ListMeta{ResourceVersion: accessor(obj).GetResourceVersion()})
 		}
-	case formatMetadata:
+	case FormatMetadata:
 		if res != nil && res.GVK() == obj.GetObjectKind().GroupVersionKind() {
-			out = partialMetadata(obj)
+			out = PartialMetadata(obj)
 		}
 	}
-	writeJSON(w, code, out)
-}
-
-func partialMetadata(obj runtime.Object) *metav1.PartialObjectMetadata {
-	pm := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadata"}}
-	// Typed objects are their own metav1.Object; reach the embedded
-	// ObjectMeta through ObjectMetaAccessor so nothing is lost.
-	if oma, ok := obj.(metav1.ObjectMetaAccessor); ok {
-		if om, ok := oma.GetObjectMeta().(*metav1.ObjectMeta); ok {
-			pm.ObjectMeta = *om
-		}
-	} else if u, ok := obj.(runtime.Unstructured); ok {
-		// Custom resources: the metadata map converted.
-		if md, ok := u.UnstructuredContent()["metadata"].(map[string]interface{}); ok {
-			_ = runtime.DefaultUnstructuredConverter.FromUnstructured(md, &pm.ObjectMeta)
-		}
-	}
-	return pm
+	WriteJSON(w, code, out)
 }
 
 // decodeLoose decodes an options-like body (DeleteOptions, Eviction) in any
 // supported media type without checking its apiVersion.
-func (s *Server) decodeLoose(r *http.Request, data []byte, into runtime.Object) error {
+func (c *Codec) DecodeLoose(r *http.Request, data []byte, into runtime.Object) error {
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == runtime.ContentTypeProtobuf {
-		if _, _, err := s.protobuf.Decode(data, nil, into); err != nil {
+		if _, _, err := c.protobuf.Decode(data, nil, into); err != nil {
 			return apierrors.NewBadRequest(fmt.Sprintf("decode %T: %v", into, err))
 		}
 		return nil
 	}
-	data, err := toJSON(r, data)
+	data, err := ToJSON(r, data)
 	if err != nil {
 		return err
 	}

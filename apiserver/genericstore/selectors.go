@@ -1,4 +1,4 @@
-package apiserver
+package genericstore
 
 import (
 	"fmt"
@@ -11,18 +11,33 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// filter is a parsed label + field selector.
-type filter struct {
+// Filter is a parsed label + field selector.
+type Filter struct {
 	res    *registry.Resource
 	labels labels.Selector
 	fields fields.Selector
 }
 
-func (f *filter) empty() bool { return f.labels.Empty() && f.fields.Empty() }
+func (f *Filter) empty() bool { return f.labels.Empty() && f.fields.Empty() }
 
-// parseFilter reads labelSelector and fieldSelector from the query.
-func parseFilter(res *registry.Resource, q url.Values) (*filter, error) {
-	f := &filter{res: res, labels: labels.Everything(), fields: fields.Everything()}
+// NewFilter is the filter of res's objects matching both selectors.
+func NewFilter(res *registry.Resource, l labels.Selector, f fields.Selector) *Filter {
+	return &Filter{res: res, labels: l, fields: f}
+}
+
+// Everything is the filter of res that every object passes.
+func Everything(res *registry.Resource) *Filter {
+	return &Filter{res: res, labels: labels.Everything(), fields: fields.Everything()}
+}
+
+// AndName narrows f to the object named name (a watch of one object).
+func (f *Filter) AndName(name string) {
+	f.fields = fields.AndSelectors(f.fields, fields.OneTermEqualSelector("metadata.name", name))
+}
+
+// ParseFilter reads labelSelector and fieldSelector from the query.
+func ParseFilter(res *registry.Resource, q url.Values) (*Filter, error) {
+	f := &Filter{res: res, labels: labels.Everything(), fields: fields.Everything()}
 	if ls := q.Get("labelSelector"); ls != "" {
 		sel, err := labels.Parse(ls)
 		if err != nil {
@@ -47,7 +62,7 @@ func parseFilter(res *registry.Resource, q url.Values) (*filter, error) {
 }
 
 func fieldSet(res *registry.Resource, obj runtime.Object) fields.Set {
-	m := accessor(obj)
+	m := Accessor(obj)
 	set := fields.Set{}
 	if res.Fields != nil {
 		set = res.Fields(obj) // a fresh set per call: add to it
@@ -60,11 +75,11 @@ func fieldSet(res *registry.Resource, obj runtime.Object) fields.Set {
 }
 
 // matches says whether obj passes the selectors.
-func (f *filter) matches(obj runtime.Object) bool {
+func (f *Filter) matches(obj runtime.Object) bool {
 	if f.empty() {
 		return true
 	}
-	if !f.labels.Empty() && !f.labels.Matches(labels.Set(accessor(obj).GetLabels())) {
+	if !f.labels.Empty() && !f.labels.Matches(labels.Set(Accessor(obj).GetLabels())) {
 		return false
 	}
 	if !f.fields.Empty() && !f.fields.Matches(fieldSet(f.res, obj)) {

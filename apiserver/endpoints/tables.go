@@ -1,4 +1,4 @@
-package apiserver
+package endpoints
 
 import (
 	"net/http"
@@ -12,8 +12,8 @@ import (
 // table renders objs as a meta.k8s.io/v1 Table with the resource's columns.
 // Every column is produced (wide ones carry priority 1); includeObject picks
 // what each row embeds (Metadata by default).
-func (s *Server) table(r *http.Request, res *registry.Resource, objs []runtime.Object, lm metav1.ListMeta) *metav1.Table {
-	now := s.clock.Now()
+func (c *Codec) Table(r *http.Request, res *registry.Resource, objs []runtime.Object, lm metav1.ListMeta) *metav1.Table {
+	now := c.clock.Now()
 	t := &metav1.Table{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "Table"}, ListMeta: lm}
 	t.ColumnDefinitions = columnsOf(res)
 	include := metav1.IncludeMetadata
@@ -28,7 +28,7 @@ func (s *Server) table(r *http.Request, res *registry.Resource, objs []runtime.O
 			row.Object = runtime.RawExtension{Object: obj}
 		case metav1.IncludeNone:
 		default:
-			row.Object = runtime.RawExtension{Object: partialMetadata(obj)}
+			row.Object = runtime.RawExtension{Object: PartialMetadata(obj)}
 		}
 		t.Rows = append(t.Rows, row)
 	}

@@ -1,4 +1,4 @@
-package apiserver
+package genericstore
 
 import (
 	"context"
@@ -19,35 +19,34 @@ const (
 	streamBatch      = 1024
 )
 
-// streamList answers a list without limit or continue while the store is
+// StreamList answers a list without limit or continue while the store is
 // still being walked: the answer's first bytes leave after the first
 // candidates instead of after all 10,000s of them. A goroutine walks the
 // store (its read transaction lasts only the walk, never the sending) and
 // queues the candidates; the handler writes them as they come, deciding
 // the ones the entry cache could not. The list's revision is pinned before
-// the walk, as the envelope that carries it goes first.
-func (s *Server) streamList(w http.ResponseWriter, r *http.Request, res *registry.Resource, namespace string, f *filter, rv, rvMatch string) {
+// the walk, as the envelope that carries it goes first. An error means
+// nothing was written: the caller answers with it; once the answer has
+// started, failures are logged and the answer ends unclosed.
+func (s *Store) StreamList(w http.ResponseWriter, r *http.Request, res *registry.Resource, namespace string, f *Filter, rv, rvMatch string) error {
 	ctx := r.Context()
 	opts, err := s.listOptions(ctx, "", rv, rvMatch)
 	if err != nil {
-		s.writeError(w, err)
-		return
+		return err
 	}
 	if opts.Revision == 0 {
 		opts.Revision = s.store.CurrentRevision()
 	}
 	lw, err := newListWriter(res, metav1.ListMeta{ResourceVersion: strconv.FormatInt(opts.Revision, 10)})
 	if err != nil {
-		s.writeError(w, apierrors.NewInternalError(err))
-		return
+		return apierrors.NewInternalError(err)
 	}
 	sc := &listScan{s: s, res: res, f: f, entries: true}
 	q := &candidateQueue{ready: make(chan struct{}, 1)}
-	go sc.walkInto(ctx, q, keyPrefix(res, namespace), opts)
+	go sc.walkInto(ctx, q, KeyPrefix(res, namespace), opts)
 	batches, done, err := q.take()
 	if done && err != nil {
-		s.writeError(w, sc.storeError(err, opts.Revision))
-		return
+		return sc.storeError(err, opts.Revision)
 	}
 	lw.begin(w)
 	for {
@@ -56,32 +55,33 @@ func (s *Server) streamList(w http.ResponseWriter, r *http.Request, res *registr
 				// Too late for an error status: the answer ends unclosed,
 				// which no client takes for a whole list.
 				s.log.Error("stream list", "resource", res.Kind, "err", err)
-				return
+				return nil
 			}
 		}
 		if done {
 			break
 		}
 		if ctx.Err() != nil {
-			return // the client left; the walk ends by itself
+			return nil // the client left; the walk ends by itself
 		}
 		batches, done, err = q.take()
 	}
 	if err != nil {
 		s.log.Error("stream list", "resource", res.Kind, "err", err)
-		return
+		return nil
 	}
 	lw.end()
+	return nil
 }
 
 // walkInto walks the store at opts into q, in batches.
 func (sc *listScan) walkInto(ctx context.Context, q *candidateQueue, prefix string, opts storage.ListOptions) {
-	sc.items = make([]listItem, 0, firstStreamBatch)
+	sc.items = make([]ListItem, 0, firstStreamBatch)
 	_, err := sc.s.store.Visit(ctx, prefix, opts, func(key []byte, kv storage.KeyValue) (bool, error) {
 		sc.consider(key, kv)
 		if len(sc.items) == cap(sc.items) {
 			q.push(sc.items)
-			sc.items = make([]listItem, 0, streamBatch)
+			sc.items = make([]ListItem, 0, streamBatch)
 		}
 		return false, nil
 	})
@@ -93,7 +93,7 @@ func (sc *listScan) walkInto(ctx context.Context, q *candidateQueue, prefix stri
 }
 
 // writeBatch writes the candidates of batch that match.
-func (sc *listScan) writeBatch(lw *listWriter, batch []listItem) error {
+func (sc *listScan) writeBatch(lw *listWriter, batch []ListItem) error {
 	for i := range batch {
 		ok, err := sc.decide(&batch[i])
 		if err != nil {
@@ -115,13 +115,13 @@ func (sc *listScan) writeBatch(lw *listWriter, batch []listItem) error {
 // holds a read transaction, which a slow reader must not prolong.
 type candidateQueue struct {
 	mu      sync.Mutex
-	batches [][]listItem
+	batches [][]ListItem
 	done    bool
 	err     error
 	ready   chan struct{} // capacity 1: something was queued since the last take
 }
 
-func (q *candidateQueue) push(batch []listItem) {
+func (q *candidateQueue) push(batch []ListItem) {
 	q.mu.Lock()
 	q.batches = append(q.batches, batch)
 	q.mu.Unlock()
@@ -146,7 +146,7 @@ func (q *candidateQueue) signal() {
 // take waits until batches are queued or the walk ended, and returns the
 // batches queued so far and whether the walk ended (and with what error).
 // The walk always ends, so take needs no cancellation.
-func (q *candidateQueue) take() ([][]listItem, bool, error) {
+func (q *candidateQueue) take() ([][]ListItem, bool, error) {
 	for {
 		q.mu.Lock()
 		batches, done, err := q.batches, q.done, q.err

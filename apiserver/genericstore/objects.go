@@ -1,4 +1,4 @@
-package apiserver
+package genericstore
 
 import (
 	"bytes"
@@ -35,9 +35,9 @@ func storesProtobuf(obj runtime.Object) bool {
 	return ok
 }
 
-// encodeForStorage serialises obj with its apiVersion/kind and without a
+// Encode serialises obj with its apiVersion/kind and without a
 // resourceVersion (the storage revision is the resourceVersion).
-func encodeForStorage(r *registry.Resource, obj runtime.Object) ([]byte, error) {
+func Encode(r *registry.Resource, obj runtime.Object) ([]byte, error) {
 	obj.GetObjectKind().SetGroupVersionKind(r.GVK())
 	if r.ToStorage != nil {
 		obj = r.ToStorage(obj)
@@ -69,7 +69,7 @@ func decodeStored(r *registry.Resource, value []byte, rev int64) (runtime.Object
 	if r.FromStorage != nil {
 		obj = r.StorageNew()
 	}
-	if err := decodeValue(value, obj); err != nil {
+	if err := DecodeValue(value, obj); err != nil {
 		return nil, fmt.Errorf("decode stored %s: %w", r.Kind, err)
 	}
 	if r.FromStorage != nil {
@@ -119,8 +119,8 @@ func encodeProtobuf(obj runtime.Object) ([]byte, error) {
 	return append(append(make([]byte, 0, len(protobufMagic)+len(env)), protobufMagic...), env...), nil
 }
 
-// decodeValue decodes a stored value, protobuf or JSON, into obj.
-func decodeValue(value []byte, obj runtime.Object) error {
+// DecodeValue decodes a stored value, protobuf or JSON, into obj.
+func DecodeValue(value []byte, obj runtime.Object) error {
 	if !bytes.HasPrefix(value, protobufMagic) {
 		return json.Unmarshal(value, obj)
 	}
@@ -168,11 +168,15 @@ func envelopeRaw(b []byte) ([]byte, error) {
 	return raw, nil
 }
 
+// decodeKV decodes a stored version of one of res's objects, with its
+// resourceVersion.
 func decodeKV(r *registry.Resource, kv storage.KeyValue) (runtime.Object, error) {
 	return decodeStored(r, kv.Value, kv.ModRevision)
 }
 
-func accessor(obj runtime.Object) metav1.Object {
+// Accessor is obj's metadata; every stored object has some, so a missing
+// one is a programming error (panic).
+func Accessor(obj runtime.Object) metav1.Object {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		panic(fmt.Sprintf("object %T has no metadata: %v", obj, err))

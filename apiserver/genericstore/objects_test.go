@@ -1,4 +1,4 @@
-package apiserver
+package genericstore
 
 import (
 	"bytes"
@@ -89,7 +89,7 @@ func TestStorageFormats(t *testing.T) {
 	pod.Labels = map[string]string{"a": "b"}
 	pod.CreationTimestamp = metav1.NewTime(time.Date(2026, 11, 22, 1, 2, 3, 456, time.UTC))
 	pods := registry.Pods()
-	data, err := encodeForStorage(pods, pod.DeepCopy())
+	data, err := Encode(pods, pod.DeepCopy())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestStorageFormats(t *testing.T) {
 		}
 	}
 	ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e", Namespace: "default"}, Reason: "R"}
-	evData, err := encodeForStorage(registry.Events(), ev)
+	evData, err := Encode(registry.Events(), ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,5 +149,13 @@ func TestStoredEnvelopeAsSerializer(t *testing.T) {
 		if !bytes.Equal(got, want.Bytes()) {
 			t.Fatalf("%s: stored envelope differs from the serializer's:\n got %q\nwant %q", name, got, want.Bytes())
 		}
+	}
+}
+
+func testPod(name, node string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{"app": name}},
+		Spec: corev1.PodSpec{NodeName: node, RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
 	}
 }

@@ -1,4 +1,4 @@
-package apiserver
+package genericstore
 
 import (
 	"bufio"
@@ -10,23 +10,21 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// entryCacheSize is how many stored objects keep the encoded form of their
-// newest version: enough for lists of a working set of 10,000s of pods to
-// be served from it (about 2.7 KB per running pod, so some 45 MB at most).
-const entryCacheSize = 16384
-
-// storedEntry is what the server keeps per stored object version: its JSON
+// StoredEntry is what the server keeps per stored object version: its JSON
 // as served (with apiVersion and kind) and its labels. Entries are shared
 // and must not be modified.
-type storedEntry struct {
+type StoredEntry struct {
 	data   []byte
 	labels map[string]string
 }
 
-// entry returns the cached entry of a stored version. obj, when not nil, is
+// JSON is the object version as served; it must not be modified.
+func (e *StoredEntry) JSON() []byte { return e.data }
+
+// Entry returns the cached entry of a stored version. obj, when not nil, is
 // kv already decoded (saving a decode on a miss); it is only read.
-func (s *Server) entry(res *registry.Resource, kv storage.KeyValue, obj runtime.Object) (*storedEntry, error) {
-	return s.entCache.get(objKey{viewOf(res), kv.Key}, kv.ModRevision, func() (*storedEntry, error) {
+func (s *Store) Entry(res *registry.Resource, kv storage.KeyValue, obj runtime.Object) (*StoredEntry, error) {
+	return s.entCache.get(objKey{viewOf(res), kv.Key}, kv.ModRevision, func() (*StoredEntry, error) {
 		if obj == nil {
 			var err error
 			if obj, err = decodeKV(res, kv); err != nil {
@@ -37,7 +35,7 @@ func (s *Server) entry(res *registry.Resource, kv storage.KeyValue, obj runtime.
 		if err != nil {
 			return nil, fmt.Errorf("encode %s: %w", res.Kind, err)
 		}
-		return &storedEntry{data: data, labels: accessor(obj).GetLabels()}, nil
+		return &StoredEntry{data: data, labels: Accessor(obj).GetLabels()}, nil
 	})
 }
 
@@ -71,7 +69,7 @@ func writeListItem(w *bufio.Writer, prefix, data []byte) {
 
 // cachedEntry returns the cached entry of the version rev of the object
 // stored under key, or nil when the cache does not hold that version.
-func (s *Server) cachedEntry(res *registry.Resource, key []byte, rev int64) *storedEntry {
+func (s *Store) cachedEntry(res *registry.Resource, key []byte, rev int64) *StoredEntry {
 	ent, _ := s.entCache.peek(viewOf(res), key, rev)
 	return ent
 }

@@ -1,4 +1,4 @@
-package apiserver
+package endpoints
 
 import (
 	"encoding/json"
@@ -11,13 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// writeError answers with the metav1.Status of err (500 for plain errors).
-func (s *Server) writeError(w http.ResponseWriter, err error) {
-	st := statusOf(err)
-	writeJSON(w, int(st.Code), st)
+// WriteError answers with the metav1.Status of err (500 for plain errors).
+func WriteError(w http.ResponseWriter, err error) {
+	st := StatusOf(err)
+	WriteJSON(w, int(st.Code), st)
 }
 
-func statusOf(err error) *metav1.Status {
+func StatusOf(err error) *metav1.Status {
 	var se apierrors.APIStatus
 	if errors.As(err, &se) {
 		st := se.Status()
@@ -32,7 +32,7 @@ func statusOf(err error) *metav1.Status {
 	return &st
 }
 
-func writeJSON(w http.ResponseWriter, code int, v interface{}) {
+func WriteJSON(w http.ResponseWriter, code int, v interface{}) {
 	data, err := json.Marshal(v)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -48,28 +48,22 @@ func writeRaw(w http.ResponseWriter, code int, data []byte) {
 	_, _ = w.Write([]byte("\n"))
 }
 
-func successStatus(code int, details *metav1.StatusDetails) *metav1.Status {
+func SuccessStatus(code int, details *metav1.StatusDetails) *metav1.Status {
 	return &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: int32(code), Details: details}
 }
 
-func conflictModified(gr schema.GroupResource, name string) error {
-	return apierrors.NewConflict(gr, name, fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
-}
+func ErrUnauthorized() error { return apierrors.NewUnauthorized("Unauthorized") }
 
-func errUnauthorized() error { return apierrors.NewUnauthorized("Unauthorized") }
-
-func errTooLarge(limit int64) error {
+func ErrTooLarge(limit int64) error {
 	return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit))
 }
 
-func errGone(msg string) error { return apierrors.NewResourceExpired(msg) }
-
-func errNotFoundPath() error {
+func ErrNotFoundPath() error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusNotFound,
 		Reason: metav1.StatusReasonNotFound, Message: "the server could not find the requested resource", Details: &metav1.StatusDetails{}}}
 }
 
-func errMethodNotSupported(resource, verb string) error {
+func ErrMethodNotSupported(resource, verb string) error {
 	return apierrors.NewMethodNotSupported(schema.GroupResource{Resource: resource}, verb)
 }
 

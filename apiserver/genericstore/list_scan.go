@@ -1,4 +1,4 @@
-package apiserver
+package genericstore
 
 import (
 	"bytes"
@@ -22,22 +22,22 @@ import (
 // copying no value the entry cache has; otherwise each match's stored
 // version (a copy) and, where matching needed it, its decoded object.
 type listScan struct {
-	s       *Server
+	s       *Store
 	res     *registry.Resource
-	f       *filter
+	f       *Filter
 	limit   int64
 	entries bool
 
-	items     []listItem
+	items     []ListItem
 	rev       int64
 	cont      string
 	remaining *int64
 }
 
-// listItem is one candidate of a scan: its cached entry, or a copy of its
+// ListItem is one candidate of a scan: its cached entry, or a copy of its
 // stored version, or both. Small, as a list of 10,000s holds one each.
-type listItem struct {
-	ent *storedEntry
+type ListItem struct {
+	ent *StoredEntry
 	st  *storedItem
 }
 
@@ -52,7 +52,7 @@ type storedItem struct {
 
 // listOptions turns continue / resourceVersion / resourceVersionMatch into
 // store list options, waiting for a resourceVersion not reached yet.
-func (s *Server) listOptions(ctx context.Context, cont, rv, rvMatch string) (storage.ListOptions, error) {
+func (s *Store) listOptions(ctx context.Context, cont, rv, rvMatch string) (storage.ListOptions, error) {
 	var opts storage.ListOptions
 	if cont != "" {
 		tok, err := decodeContinue(cont)
@@ -134,7 +134,7 @@ func (sc *listScan) storeError(err error, rev int64) error {
 // none); kv is copied where the caller wants stored versions or the entry
 // is missing.
 func (sc *listScan) consider(key []byte, kv storage.KeyValue) {
-	var it listItem
+	var it ListItem
 	if sc.entries || (!sc.f.empty() && sc.f.fields.Empty()) {
 		it.ent = sc.s.cachedEntry(sc.res, key, kv.ModRevision)
 	}
@@ -180,7 +180,7 @@ func (sc *listScan) resolve(start int) error {
 // decide tells whether a candidate matches, decoding it if consider could
 // not tell; for entries, a match gets its entry (and drops its stored
 // version).
-func (sc *listScan) decide(it *listItem) (bool, error) {
+func (sc *listScan) decide(it *ListItem) (bool, error) {
 	if it.st == nil || !it.st.undecided {
 		return true, nil
 	}
@@ -196,7 +196,7 @@ func (sc *listScan) decide(it *listItem) (bool, error) {
 		return true, nil
 	}
 	if it.ent == nil {
-		if it.ent, err = sc.s.entry(sc.res, it.st.kv, obj); err != nil {
+		if it.ent, err = sc.s.Entry(sc.res, it.st.kv, obj); err != nil {
 			return false, err
 		}
 	}

@@ -1,15 +1,16 @@
-package apiserver
+package endpoints
 
 import (
-	"github.com/batchlet/batchlet/apiserver/query"
 	"net/http"
 	"strings"
+
+	"github.com/batchlet/batchlet/apiserver/query"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
 )
 
-// requestInfo is what the URL of a resource request names.
-type requestInfo struct {
+// RequestInfo is what the URL of a resource request names.
+type RequestInfo struct {
 	Group, Version string
 	Namespace      string
 	Resource       string
@@ -21,9 +22,9 @@ type requestInfo struct {
 	Res       *registry.Resource
 }
 
-// parseResourcePath splits /api/v1/... and /apis/g/v/... paths. ok is false
+// ParseResourcePath splits /api/v1/... and /apis/g/v/... paths. ok is false
 // for paths that are not resource paths (discovery, others).
-func parseResourcePath(path string) (info requestInfo, ok bool) {
+func ParseResourcePath(path string) (info RequestInfo, ok bool) {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	switch {
 	case len(parts) >= 3 && parts[0] == "api":
@@ -62,7 +63,7 @@ func parseResourcePath(path string) (info requestInfo, ok bool) {
 	return info, true
 }
 
-func verbFor(r *http.Request, info requestInfo) string {
+func VerbFor(r *http.Request, info RequestInfo) string {
 	if info.Verb == "watch" {
 		return "watch"
 	}

@@ -1,0 +1,153 @@
+package genericstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/batchlet/batchlet/apiserver/registry"
+	"github.com/batchlet/batchlet/storage"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
+)
+
+// WatchStart is where a watch begins: the initial list to send (with
+// sendInitialEvents), the revision it starts after, and the storage events
+// that follow. Failed is an error to send as the watch's only event (the
+// requested revision is compacted away, or the store failed).
+type WatchStart struct {
+	Initial *ListResult
+	LastRev int64
+	Events  <-chan []storage.Event
+	Failed  error
+}
+
+// Watch resolves a watch's resourceVersion and sendInitialEvents into
+// a starting point; errors are API errors to answer the request with.
+func (s *Store) Watch(ctx context.Context, res *registry.Resource, namespace string, f *Filter, rv string, sendInitial bool) (WatchStart, error) {
+	var st WatchStart
+	var err error
+	switch {
+	case sendInitial:
+		lr, err := s.ListStored(ctx, res, namespace, f, 0, "", "", "")
+		if err != nil {
+			return st, err
+		}
+		st.Initial, st.LastRev = lr, lr.Rev
+	case rv == "" || rv == "0":
+		st.LastRev = s.store.CurrentRevision()
+	default:
+		if st.LastRev, err = strconv.ParseInt(rv, 10, 64); err != nil {
+			return st, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %s", rv))
+		}
+		if err := s.waitForRevision(ctx, st.LastRev); err != nil {
+			return st, err
+		}
+	}
+	st.Events, err = s.store.Watch(ctx, KeyPrefix(res, namespace), st.LastRev)
+	switch {
+	case errors.Is(err, storage.ErrFuture):
+		return st, apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", st.LastRev, s.store.CurrentRevision()), 1)
+	case errors.Is(err, storage.ErrCompacted):
+		st.Failed = apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", st.LastRev, s.store.CompactRevision()))
+	case err != nil:
+		st.Failed = apierrors.NewInternalError(err)
+	}
+	return st, nil
+}
+
+// EventSink is where a watch's events go: an HTTP stream (watcher) or an
+// in-process channel (localWatch).
+type EventSink interface {
+	// Event sends what one storage event is for this watch, if anything.
+	Event(storage.Event) bool
+	// Bookmark sends a BOOKMARK at the last revision sent.
+	Bookmark() bool
+	// Flush pushes what was sent to the client.
+	Flush()
+}
+
+// Pump feeds storage events to sink, with a bookmark every
+// BookmarkInterval when asked, until ctx ends, the storage watch closes or
+// the sink fails.
+func (s *Store) Pump(ctx context.Context, ch <-chan []storage.Event, bookmarks bool, sink EventSink) {
+	var tick <-chan time.Time
+	var timer clock.Timer
+	if bookmarks {
+		timer = s.clock.NewTimer(s.cfg.BookmarkInterval)
+		defer timer.Stop()
+		tick = timer.C()
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+			if !sink.Bookmark() {
+				return
+			}
+			sink.Flush()
+			timer.Reset(s.cfg.BookmarkInterval)
+		case batch, ok := <-ch:
+			if !ok {
+				return
+			}
+			for _, ev := range batch {
+				if !sink.Event(ev) {
+					return
+				}
+			}
+			sink.Flush()
+		}
+	}
+}
+
+// Classify turns one storage event into ADDED/MODIFIED/DELETED for a
+// watcher with Filter f, with selector transitions: starts matching →
+// ADDED, stops matching → DELETED; "" when the watcher gets nothing. obj
+// is the shared decoded object: read-only.
+func (s *Store) Classify(res *registry.Resource, f *Filter, ev storage.Event) (watch.EventType, runtime.Object, error) {
+	obj, err := s.DecodedShared(res, ev.KV)
+	if err != nil {
+		return "", nil, err
+	}
+	if f.empty() {
+		return map[storage.EventType]watch.EventType{storage.EventCreated: watch.Added, storage.EventUpdated: watch.Modified, storage.EventDeleted: watch.Deleted}[ev.Type], obj, nil
+	}
+	matches, prevMatches := f.matches(obj), false
+	if ev.PrevKV != nil {
+		prev, err := s.DecodedShared(res, *ev.PrevKV)
+		if err != nil {
+			return "", nil, err
+		}
+		prevMatches = f.matches(prev)
+	}
+	return transition(ev.Type, matches, prevMatches), obj, nil
+}
+
+// transition maps a storage event and whether the object matches the
+// selectors after and before it to the watch event to send ("" for none).
+func transition(t storage.EventType, matches, prevMatches bool) watch.EventType {
+	switch {
+	case t == storage.EventCreated && matches:
+		return watch.Added
+	case t == storage.EventDeleted && (prevMatches || matches):
+		return watch.Deleted
+	case t == storage.EventUpdated && matches && prevMatches:
+		return watch.Modified
+	case t == storage.EventUpdated && matches:
+		return watch.Added
+	case t == storage.EventUpdated && prevMatches:
+		return watch.Deleted
+	}
+	return ""
+}
+
+// DecodedShared returns the (shared, read-only) object of a stored version.
+func (s *Store) DecodedShared(res *registry.Resource, kv storage.KeyValue) (runtime.Object, error) {
+	return s.decCache.get(cacheKey(res, kv.Key), kv.ModRevision, func() (runtime.Object, error) { return decodeKV(res, kv) })
+}
