@@ -621,8 +621,10 @@ func (p *pod) findLog(container string, attempt int) (string, bool) {
 	return "", false
 }
 
-// exec runs cmd in the namespaces, environment and working directory of a
-// running container.
+// exec runs argv in a running container with its environment and working
+// directory; in a namespaced container through the container init's exec
+// mode, which joins the container's namespaces and cgroup and takes its
+// user, groups and capabilities, as runc exec does.
 func (p *pod) exec(ctx context.Context, name string, argv []string, s runtime.ExecStreams) error {
 	p.mu.Lock()
 	c, ok := p.find(name)
@@ -639,24 +641,18 @@ func (p *pod) exec(ctx context.Context, name string, argv []string, s runtime.Ex
 	if len(argv) == 0 {
 		return fmt.Errorf("exec: no command")
 	}
-	if pr.ns {
-		// The container is PID 1 of its PID namespace, so its PID is the
-		// one whose namespaces to join.
-		argv = append([]string{shim.NsenterBin, "-t", fmt.Sprint(pr.pid), "-m", "-u", "-p", "--",
-			"/bin/sh", "-c", `cd "$0" && exec "$@"`, workDir}, argv...)
-	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = environ(env)
-	if !pr.ns {
-		cmd.Dir = workDir
+	cmd.Dir = workDir
+	var status *os.File
+	if pr.ns {
+		var err error
+		if status, err = p.execInit(cmd, c, pr, argv, workDir, s.TTY); err != nil {
+			return err
+		}
+		defer status.Close()
 	}
-	var err error
-	if s.TTY {
-		err = runWithTTY(cmd, s)
-	} else {
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = s.Stdin, s.Stdout, s.Stderr
-		err = cmd.Run()
-	}
+	err := runExecCmd(cmd, s, status)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		code := ee.ExitCode()
@@ -669,4 +665,55 @@ func (p *pod) exec(ctx context.Context, name string, argv []string, s runtime.Ex
 		return fmt.Errorf("exec in container %s: %w", name, err)
 	}
 	return nil
+}
+
+// execInit makes cmd the container init in exec mode for argv in c, whose
+// PID 1 is pr; it returns the read end of the init's status pipe.
+func (p *pod) execInit(cmd *exec.Cmd, c *ctr, pr *proc, argv []string, workDir string, tty bool) (*os.File, error) {
+	spec := p.execSpec(c, pr, argv, workDir, tty)
+	args, err := initArgvAs(containerinit.ExecArg0, spec)
+	if err != nil {
+		return nil, err
+	}
+	status, statusW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("status pipe: %w", err)
+	}
+	cmd.Path, cmd.Args, cmd.Dir = selfExe, args, "/"
+	cmd.ExtraFiles = []*os.File{statusW} // containerinit.StatusFD
+	// The init kills the command on SIGTERM (SIGKILL would leave it
+	// running: it is the init's child in another PID namespace).
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	return status, nil
+}
+
+// runExecCmd runs cmd wired to the exec streams (on a pseudo-terminal when
+// they ask for one) and waits for it. With status (the container init's),
+// what the init reports there is why the command could not start.
+func runExecCmd(cmd *exec.Cmd, s runtime.ExecStreams, status *os.File) error {
+	var wait func() error
+	var err error
+	if s.TTY {
+		// In exec mode the command takes the terminal itself, in a session
+		// of its own: the init must not hold it.
+		wait, err = startWithTTY(cmd, s, status == nil)
+	} else {
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = s.Stdin, s.Stdout, s.Stderr
+		if err = cmd.Start(); err == nil {
+			wait = cmd.Wait
+		}
+	}
+	if status != nil {
+		cmd.ExtraFiles[0].Close()
+	}
+	if err != nil {
+		return err
+	}
+	if status != nil {
+		if msg, _ := io.ReadAll(status); len(msg) > 0 {
+			_ = wait()
+			return fmt.Errorf("failed to exec in container: OCI runtime exec failed: exec failed: unable to start container process: %s", msg)
+		}
+	}
+	return wait()
 }

@@ -37,21 +37,23 @@ func openPTY() (master, slave *os.File, err error) {
 	return m, s, nil
 }
 
-// runWithTTY runs cmd on a pseudo-terminal wired to the exec streams,
-// following resize requests.
-func runWithTTY(cmd *exec.Cmd, s runtime.ExecStreams) error {
+// startWithTTY starts cmd on a pseudo-terminal wired to the exec streams,
+// following resize requests, as the leader of a new session whose
+// controlling terminal it is when ctty (else the command it starts takes
+// the terminal); wait waits for it and its output.
+func startWithTTY(cmd *exec.Cmd, s runtime.ExecStreams, ctty bool) (wait func() error, err error) {
 	master, slave, err := openPTY()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer master.Close()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	if err := cmd.Start(); err != nil {
-		slave.Close()
-		return err
-	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: ctty, Ctty: 0}
+	err = cmd.Start()
 	slave.Close()
+	if err != nil {
+		master.Close()
+		return nil, err
+	}
 	if s.Resize != nil {
 		go func() {
 			for size := range s.Resize {
@@ -72,7 +74,10 @@ func runWithTTY(cmd *exec.Cmd, s runtime.ExecStreams) error {
 		defer wg.Done()
 		_, _ = io.Copy(out, master) // ends with EIO once the command exits
 	}()
-	err = cmd.Wait()
-	wg.Wait()
-	return err
+	return func() error {
+		defer master.Close()
+		err := cmd.Wait()
+		wg.Wait()
+		return err
+	}, nil
 }
