@@ -100,7 +100,7 @@ func (p *pod) attempt(c *ctr, n int) (code int32, ran time.Duration, ok bool) {
 			return 0, 0, false
 		}
 	}
-	env, ok := p.resolveEnv(c)
+	env, ok := p.resolveEnv(c, img)
 	if !ok {
 		return 0, 0, false
 	}
@@ -209,13 +209,13 @@ func (p *pod) await(c *ctr, pr *proc, started metav1.Time, id, logPath string) (
 }
 
 // resolveEnv builds c's environment, waiting CreateContainerConfigError
-// while a referenced ConfigMap or Secret is missing, or while a host
-// container that must not run as root would.
-func (p *pod) resolveEnv(c *ctr) ([]envVar, bool) {
+// while a referenced ConfigMap or Secret is missing, or while a container
+// that must not run as root would (or, in img, might).
+func (p *pod) resolveEnv(c *ctr, img *containerImage) ([]envVar, bool) {
 	for {
 		env, err := buildEnv(context.Background(), p.api, c.spec, p.res, p.hostname)
-		if err == nil && !p.runsImages() {
-			err = p.verifyRunAsNonRoot(c)
+		if err == nil {
+			err = p.verifyRunAsNonRoot(c, img)
 		}
 		if err == nil {
 			return env, true
@@ -641,17 +641,19 @@ func (p *pod) exec(ctx context.Context, name string, argv []string, s runtime.Ex
 	if len(argv) == 0 {
 		return fmt.Errorf("exec: no command")
 	}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = environ(env)
-	cmd.Dir = workDir
+	var cmd *exec.Cmd
 	var status *os.File
 	if pr.ns {
 		var err error
-		if status, err = p.execInit(cmd, c, pr, argv, workDir, s.TTY); err != nil {
+		if cmd, status, err = p.execInit(ctx, c, pr, argv, workDir, s.TTY); err != nil {
 			return err
 		}
 		defer status.Close()
+	} else {
+		cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Dir = workDir
 	}
+	cmd.Env = environ(env)
 	err := runExecCmd(cmd, s, status)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
@@ -667,24 +669,24 @@ func (p *pod) exec(ctx context.Context, name string, argv []string, s runtime.Ex
 	return nil
 }
 
-// execInit makes cmd the container init in exec mode for argv in c, whose
-// PID 1 is pr; it returns the read end of the init's status pipe.
-func (p *pod) execInit(cmd *exec.Cmd, c *ctr, pr *proc, argv []string, workDir string, tty bool) (*os.File, error) {
-	spec := p.execSpec(c, pr, argv, workDir, tty)
-	args, err := initArgvAs(containerinit.ExecArg0, spec)
+// execInit is the container init in exec mode running argv in c, whose
+// PID 1 is pr, and the read end of its status pipe.
+func (p *pod) execInit(ctx context.Context, c *ctr, pr *proc, argv []string, workDir string, tty bool) (*exec.Cmd, *os.File, error) {
+	args, err := initArgvAs(containerinit.ExecArg0, p.execSpec(c, pr, argv, workDir, tty))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	status, statusW, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("status pipe: %w", err)
+		return nil, nil, fmt.Errorf("status pipe: %w", err)
 	}
-	cmd.Path, cmd.Args, cmd.Dir = selfExe, args, "/"
+	cmd := exec.CommandContext(ctx, selfExe)
+	cmd.Args, cmd.Dir = args, "/"
 	cmd.ExtraFiles = []*os.File{statusW} // containerinit.StatusFD
 	// The init kills the command on SIGTERM (SIGKILL would leave it
 	// running: it is the init's child in another PID namespace).
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	return status, nil
+	return cmd, status, nil
 }
 
 // runExecCmd runs cmd wired to the exec streams (on a pseudo-terminal when
