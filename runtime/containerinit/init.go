@@ -15,6 +15,10 @@
 // Before the exec, errors go to file descriptor 3 (the status pipe, closed
 // on exec): the runtime reads it to tell a command that could not start
 // (StartError) from one that ran.
+//
+// With argv[0] ExecArg0 the same binary runs kubectl exec's command in a
+// running container instead (exec.go): it joins the container's
+// namespaces and takes its user and capabilities as the init does.
 package containerinit
 
 import (
