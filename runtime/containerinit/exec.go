@@ -96,8 +96,12 @@ func runExec(arg string, status *os.File) (int, error) {
 	attr.Credential = &syscall.Credential{Uid: uint32(ids.uid), Gid: uint32(ids.gid), Groups: uint32s(ids.groups)}
 	if spec.TTY {
 		// The command leads a session whose controlling terminal is its
-		// stdin (the runtime's pseudo-terminal).
+		// stdin (the runtime's pseudo-terminal), which it owns, as runc
+		// gives a container's user its console.
 		attr.Setsid, attr.Setctty, attr.Ctty = true, true, 0
+		if err := unix.Fchown(0, int(ids.uid), -1); err != nil {
+			return 0, fmt.Errorf("give the terminal to the user: %w", err)
+		}
 	}
 	proc, err := os.StartProcess(path, spec.Argv, &os.ProcAttr{Dir: spec.WorkDir, Env: env,
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}, Sys: attr})

@@ -654,7 +654,11 @@ func (p *pod) exec(ctx context.Context, name string, argv []string, s runtime.Ex
 		cmd.Dir = workDir
 	}
 	cmd.Env = environ(env)
-	err := runExecCmd(cmd, s, status)
+	ptmx := hostPTMX
+	if pr.ns {
+		ptmx = containerPTMX(pr.pid)
+	}
+	err := runExecCmd(cmd, s, ptmx, status)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		code := ee.ExitCode()
@@ -663,10 +667,11 @@ func (p *pod) exec(ctx context.Context, name string, argv []string, s runtime.Ex
 		}
 		return &runtime.ExitError{Code: code}
 	}
-	if err != nil {
+	var startErr execStartError
+	if err != nil && !errors.As(err, &startErr) {
 		return fmt.Errorf("exec in container %s: %w", name, err)
 	}
-	return nil
+	return err
 }
 
 // execInit is the container init in exec mode running argv in c, whose
@@ -689,16 +694,25 @@ func (p *pod) execInit(ctx context.Context, c *ctr, pr *proc, argv []string, wor
 	return cmd, status, nil
 }
 
+// execStartError is why an exec's command could not start, in the words
+// of containerd and runc.
+type execStartError string
+
+func (e execStartError) Error() string {
+	return "failed to exec in container: OCI runtime exec failed: exec failed: unable to start container process: " + string(e)
+}
+
 // runExecCmd runs cmd wired to the exec streams (on a pseudo-terminal when
 // they ask for one) and waits for it. With status (the container init's),
-// what the init reports there is why the command could not start.
-func runExecCmd(cmd *exec.Cmd, s runtime.ExecStreams, status *os.File) error {
+// what the init reports there is why the command could not start. ptmx
+// makes the terminal (the container's devpts instance in exec mode).
+func runExecCmd(cmd *exec.Cmd, s runtime.ExecStreams, ptmx string, status *os.File) error {
 	var wait func() error
 	var err error
 	if s.TTY {
 		// In exec mode the command takes the terminal itself, in a session
 		// of its own: the init must not hold it.
-		wait, err = startWithTTY(cmd, s, status == nil)
+		wait, err = startWithTTY(cmd, s, ptmx, status == nil)
 	} else {
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = s.Stdin, s.Stdout, s.Stderr
 		if err = cmd.Start(); err == nil {
@@ -714,7 +728,7 @@ func runExecCmd(cmd *exec.Cmd, s runtime.ExecStreams, status *os.File) error {
 	if status != nil {
 		if msg, _ := io.ReadAll(status); len(msg) > 0 {
 			_ = wait()
-			return fmt.Errorf("failed to exec in container: OCI runtime exec failed: exec failed: unable to start container process: %s", msg)
+			return execStartError(msg)
 		}
 	}
 	return wait()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -320,6 +321,11 @@ func TestExecTakesTheContainersUserAndCapabilities(t *testing.T) {
 	const wantErr = `failed to exec in container: OCI runtime exec failed: exec failed: unable to start container process: exec: "no-such-command": executable file not found in $PATH`
 	if err == nil || !strings.Contains(err.Error(), wantErr) {
 		t.Errorf("exec of a missing command: %v, want %s", err, wantErr)
+	}
+	var tty bytes.Buffer
+	if err := r.Exec(context.Background(), "ex1", "user", []string{"sh", "-c", `t=$(tty) && echo "$t $(stat -c %u "$t")"`}, runtime.ExecStreams{Stdout: &tty, TTY: true}); err != nil ||
+		!regexp.MustCompile(`^/dev/pts/[0-9]+ 1000\r\n$`).MatchString(tty.String()) {
+		t.Errorf("exec with a terminal: %v, output %q, want the container's /dev/pts/N owned by 1000", err, tty.String())
 	}
 	var ee *runtime.ExitError
 	if err := r.Exec(context.Background(), "ex1", "user", []string{"sh", "-c", "kill -9 $$"}, runtime.ExecStreams{}); !errors.As(err, &ee) || ee.Code != 137 {

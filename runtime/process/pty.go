@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"syscall"
 
@@ -13,36 +14,45 @@ import (
 	"github.com/batchlet/batchlet/runtime"
 )
 
-// openPTY returns a new pseudo-terminal pair.
-func openPTY() (master, slave *os.File, err error) {
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
+// hostPTMX is the agent's own pseudo-terminal multiplexer.
+const hostPTMX = "/dev/ptmx"
+
+// containerPTMX is the multiplexer of the devpts instance a container's
+// /dev/pts is (PID 1's view), so that an exec's terminal has a name there.
+func containerPTMX(pid int) string {
+	return "/proc/" + strconv.Itoa(pid) + "/root/dev/pts/ptmx"
+}
+
+// openPTY returns a new pseudo-terminal pair of ptmx's devpts instance;
+// the slave is opened through the master (TIOCGPTPEER), by no path.
+func openPTY(ptmx string) (master, slave *os.File, err error) {
+	flags := os.O_RDWR | syscall.O_NOCTTY | syscall.O_CLOEXEC
+	if ptmx != hostPTMX {
+		flags |= syscall.O_NOFOLLOW
+	}
+	m, err := os.OpenFile(ptmx, flags, 0)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open /dev/ptmx: %w", err)
+		return nil, nil, fmt.Errorf("open %s: %w", ptmx, err)
 	}
 	fd := int(m.Fd())
 	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
 		m.Close()
 		return nil, nil, fmt.Errorf("unlock pty: %w", err)
 	}
-	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
-	if err != nil {
+	s, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.TIOCGPTPEER, uintptr(unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC))
+	if errno != 0 {
 		m.Close()
-		return nil, nil, fmt.Errorf("pty number: %w", err)
+		return nil, nil, fmt.Errorf("open pty: %w", errno)
 	}
-	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		m.Close()
-		return nil, nil, fmt.Errorf("open pty: %w", err)
-	}
-	return m, s, nil
+	return m, os.NewFile(s, "pty"), nil
 }
 
-// startWithTTY starts cmd on a pseudo-terminal wired to the exec streams,
+// startWithTTY starts cmd on a pseudo-terminal of ptmx wired to the exec streams,
 // following resize requests, as the leader of a new session whose
 // controlling terminal it is when ctty (else the command it starts takes
 // the terminal); wait waits for it and its output.
-func startWithTTY(cmd *exec.Cmd, s runtime.ExecStreams, ctty bool) (wait func() error, err error) {
-	master, slave, err := openPTY()
+func startWithTTY(cmd *exec.Cmd, s runtime.ExecStreams, ptmx string, ctty bool) (wait func() error, err error) {
+	master, slave, err := openPTY(ptmx)
 	if err != nil {
 		return nil, err
 	}
