@@ -135,7 +135,9 @@ func run(specPath string) int {
 		fmt.Fprint(status, err.Error())
 		return 1
 	}
-	state.byShim = true
+	// The shim stamps each record with its own pid and start time.
+	state.shimPid = os.Getpid()
+	state.shimStart = PidStartTime(state.shimPid)
 	fail := func(err error) int {
 		_ = state.write(State{Phase: PhaseExited, ExitCode: 128, StartError: err.Error(), FinishedAt: time.Now().UTC()})
 		fmt.Fprint(status, err.Error())
@@ -185,10 +187,12 @@ func run(specPath string) int {
 	return 0
 }
 
-// stateFile is an open state file; byShim: written by the shim itself.
+// stateFile is an open state file; shimPid and shimStart, when set,
+// identify the shim that writes it.
 type stateFile struct {
-	f      *os.File
-	byShim bool
+	f         *os.File
+	shimPid   int
+	shimStart uint64
 }
 
 func openState(base string) (stateFile, error) {
@@ -202,10 +206,7 @@ func openState(base string) (stateFile, error) {
 // write rewrites the state in place (see ReadState); a shim stamps it with
 // its own pid and start time.
 func (s stateFile) write(st State) error {
-	if s.byShim {
-		st.ShimPid = os.Getpid()
-		st.ShimStart = PidStartTime(st.ShimPid)
-	}
+	st.ShimPid, st.ShimStart = s.shimPid, s.shimStart
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err
