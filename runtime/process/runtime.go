@@ -79,8 +79,12 @@ type Runtime struct {
 	// lineReaders holds the line buffers of finished log copies.
 	lineReaders sync.Pool
 	// helper is the binary shims (and, without shims, container inits)
-	// run: batchlet-shim or the agent's own (helperBinary).
-	helper string
+	// run: batchlet-shim or the agent's own (helperBinary), by a path that
+	// reaches the file chosen at start-up even once it was replaced or
+	// removed on disk (an upgrade in place): /proc/self/exe, or
+	// /proc/self/fd/N of helperFile, kept open.
+	helper     string
+	helperFile *os.File
 
 	mu   sync.Mutex
 	pods map[types.UID]*pod
@@ -125,12 +129,7 @@ func New(cfg Config) (*Runtime, error) {
 	if r.log == nil {
 		r.log = slog.Default()
 	}
-	var why string
-	if r.helper, why = helperBinary(cfg.ShimBinary, self); r.helper == self {
-		r.log.Info("containers' shims and inits run the agent's own binary, which costs more per container than "+ShimBinaryName, "reason", why)
-	} else {
-		r.log.Debug("containers' shims and inits", "binary", r.helper, "why", why)
-	}
+	r.openHelper(self)
 	if !cfg.DisableNamespaces {
 		if err := probeNamespaces(r.helper); err != nil {
 			r.log.Warn("pods run as plain process groups without isolation: Linux namespaces are unavailable, so pods see the host's files (the data dir and its credentials too), its /proc and its /dev, share its hostname and keep every capability of their user", "reason", err.Error())

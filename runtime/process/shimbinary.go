@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 )
 
 // ShimBinaryName is the small binary (cmd/batchlet-shim) that shims and
@@ -14,6 +15,23 @@ import (
 // starts (shim, init) costs a fraction of the agent binary's page faults
 // and runtime start-up.
 const ShimBinaryName = "batchlet-shim"
+
+// openHelper sets the binary shims and container inits run (see
+// Runtime.helper).
+func (r *Runtime) openHelper(self string) {
+	path, why := helperBinary(r.cfg.ShimBinary, self)
+	if path != self {
+		f, err := os.Open(path)
+		if err == nil {
+			r.helper, r.helperFile = "/proc/self/fd/"+strconv.Itoa(int(f.Fd())), f
+			r.log.Debug("containers' shims and inits", "binary", path, "why", why)
+			return
+		}
+		why = err.Error()
+	}
+	r.helper = selfExe
+	r.log.Info("containers' shims and inits run the agent's own binary, which costs more per container than "+ShimBinaryName, "reason", why)
+}
 
 // helperBinary is the binary the runtime runs as shims (and, without
 // shims, as container inits): configured when set, else batchlet-shim

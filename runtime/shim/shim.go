@@ -47,6 +47,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // Arg0 is argv[0] of a shim; argv[1] is the path of its spec.
@@ -123,6 +124,7 @@ func init() {
 
 // run is the shim's main: it returns its exit code.
 func run(specPath string) int {
+	setName(Arg0)
 	for fd := LockFD; fd <= TeeErrFD; fd++ {
 		syscall.CloseOnExec(fd) // the container inherits none of them
 	}
@@ -185,6 +187,13 @@ func run(specPath string) int {
 		return 1
 	}
 	return 0
+}
+
+// setName names the process (its comm, what ps and top show) whatever path
+// it was exec'd by (the agent execs /proc/self/fd/N: see runtime/process).
+func setName(name string) {
+	b := append([]byte(name), 0)
+	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_NAME, uintptr(unsafe.Pointer(&b[0])), 0)
 }
 
 // stateFile is an open state file; shimPid and shimStart, when set,
