@@ -1,7 +1,9 @@
 package process
 
 import (
+	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"testing"
@@ -78,6 +80,50 @@ func TestSameBuild(t *testing.T) {
 			tt.change(shim)
 			if got := sameBuild(base(), shim); got != tt.want {
 				t.Fatalf("sameBuild = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// The binary chosen at start-up stays the one shims run, even once the
+// file is gone from disk (an upgrade in place); one that cannot be opened
+// leaves the agent's own.
+func TestOpenHelperKeepsTheChosenFile(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "helper")
+	b, err := os.ReadFile("/bin/true")
+	if err != nil {
+		t.Skip(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, configured string
+		removeAfterOpen  bool
+		wantSelf         bool
+	}{
+		{name: "removed after start-up", configured: bin, removeAfterOpen: true},
+		{name: "missing at start-up", configured: filepath.Join(dir, "missing"), wantSelf: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Runtime{cfg: Config{ShimBinary: tt.configured}, log: slog.New(slog.DiscardHandler)}
+			r.openHelper(filepath.Join(dir, "batchlet"))
+			if tt.wantSelf {
+				if r.helper != selfExe {
+					t.Fatalf("helper = %q, want %q", r.helper, selfExe)
+				}
+				return
+			}
+			defer r.helperFile.Close()
+			if tt.removeAfterOpen {
+				if err := os.Remove(tt.configured); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if out, err := exec.Command(r.helper).CombinedOutput(); err != nil {
+				t.Fatalf("run %s: %v: %s", r.helper, err, out)
 			}
 		})
 	}
