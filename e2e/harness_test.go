@@ -26,7 +26,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "batchlet")
-	build := exec.Command("go", "build", "-o", binary, "../cmd/batchlet")
+	// batchlet-shim beside batchlet: the agent runs it as each
+	// container's shim and init (runtime/process.ShimBinaryName).
+	build := exec.Command("go", "build", "-o", dir+"/", "../cmd/batchlet", "../cmd/batchlet-shim")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build batchlet:", err)

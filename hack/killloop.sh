@@ -29,7 +29,7 @@ export KUBECONFIG=$data/kubeconfig
 
 if [[ -z ${BATCHLET:-} ]]; then
   BATCHLET=$work/batchlet
-  (cd "$(dirname "$0")/.." && go build -o "$BATCHLET" ./cmd/batchlet)
+  (cd "$(dirname "$0")/.." && go build -o "$work/" ./cmd/batchlet ./cmd/batchlet-shim)
 fi
 
 server_pid=

@@ -26,7 +26,7 @@ mkdir -p "$REPORT_DIR"
 
 RUNTIME=${RUNTIME:-image}
 e2e_test=$(hack/upstream-e2e/build.sh)
-go build -o "$work/batchlet" ./cmd/batchlet
+go build -o "$work/" ./cmd/batchlet ./cmd/batchlet-shim
 if [ "$RUNTIME" = image ] && [ -z "${EXTERNAL:-}" ]; then
   CGO_ENABLED=0 go build -o "$work/pause" ./hack/upstream-e2e/pause
   go run ./hack/upstream-e2e/images --busybox "${BUSYBOX:-/bin/busybox}" --pause "$work/pause" --out "$work/images.tar"

@@ -28,7 +28,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -150,14 +149,8 @@ func run(arg string) error {
 			return fmt.Errorf("set no_new_privs: %w", err)
 		}
 	}
-	if err := syscall.Setgroups(intsOf(ids.groups)); err != nil {
-		return fmt.Errorf("setgroups: %w", err)
-	}
-	if err := syscall.Setgid(int(ids.gid)); err != nil {
-		return fmt.Errorf("setgid %d: %w", ids.gid, err)
-	}
-	if err := syscall.Setuid(int(ids.uid)); err != nil {
-		return fmt.Errorf("setuid %d: %w", ids.uid, err)
+	if err := ids.apply(); err != nil {
+		return err
 	}
 	if err := os.Chdir(spec.WorkDir); err != nil {
 		return fmt.Errorf("chdir to cwd (%q) set in config.json failed: %w", spec.WorkDir, err)
@@ -247,12 +240,4 @@ func lookPath(file, path, workDir string) (string, error) {
 		}
 	}
 	return "", errors.New("executable file not found in $PATH")
-}
-
-func intsOf(in []int64) []int {
-	out := make([]int, len(in))
-	for i, v := range in {
-		out[i] = int(v)
-	}
-	return out
 }

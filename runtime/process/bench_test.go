@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -14,9 +16,24 @@ import (
 
 // BenchmarkPodsOfTrue runs pods of one `true` container, 100 at a time, as
 // the process bench's Job does, and reports the runtime's own CPU per pod
-// (the pods' processes apart). The pod directories are under $TMPDIR.
+// and that of the pods' processes (shim, container init, `true`), with the
+// shims run by the agent's own binary (here the test binary) and by
+// batchlet-shim (built for the benchmark). The pod directories are under
+// $TMPDIR.
 func BenchmarkPodsOfTrue(b *testing.B) {
-	r, err := New(Config{RootDir: b.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	b.Run("shim=agent-binary", func(b *testing.B) { benchmarkPodsOfTrue(b, selfExe) })
+	b.Run("shim=batchlet-shim", func(b *testing.B) {
+		bin := filepath.Join(b.TempDir(), ShimBinaryName)
+		out, err := exec.Command("go", "build", "-o", bin, "../../cmd/batchlet-shim").CombinedOutput()
+		if err != nil {
+			b.Skipf("build batchlet-shim: %v: %s", err, out)
+		}
+		benchmarkPodsOfTrue(b, bin)
+	})
+}
+
+func benchmarkPodsOfTrue(b *testing.B, shimBinary string) {
+	r, err := New(Config{RootDir: b.TempDir(), Logger: slog.New(slog.DiscardHandler), ShimBinary: shimBinary})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -33,7 +50,7 @@ func BenchmarkPodsOfTrue(b *testing.B) {
 		}
 	})
 	const parallelism = 100
-	cpu0 := selfCPU()
+	cpu0, children0 := selfCPU(), childrenCPU()
 	b.ResetTimer()
 	running := map[types.UID]bool{}
 	started := 0
@@ -55,10 +72,17 @@ func BenchmarkPodsOfTrue(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64((selfCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/pod")
+	b.ReportMetric(float64((childrenCPU()-children0).Microseconds())/float64(b.N), "pods-cpu-µs/pod")
 }
 
-func selfCPU() time.Duration {
+func selfCPU() time.Duration { return rusageCPU(syscall.RUSAGE_SELF) }
+
+// childrenCPU is the CPU of the reaped shims and, through them, of the
+// containers' processes.
+func childrenCPU() time.Duration { return rusageCPU(syscall.RUSAGE_CHILDREN) }
+
+func rusageCPU(who int) time.Duration {
 	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	_ = syscall.Getrusage(who, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -413,7 +413,7 @@ func (p *pod) launch(pr *proc, c *ctr, env []envVar) error {
 		if err != nil {
 			return err
 		}
-		return startInit(cmd, spec, pr.exited)
+		return startInit(cmd, p.rt.helper, spec, pr.exited)
 	}
 	if c.image != nil {
 		return errImagesNeedNamespaces

@@ -2,8 +2,10 @@
 //
 // Each pod gets a directory under the runtime's root dir (volumes, a private
 // /tmp, /etc/hosts, logs). Every container attempt is owned by a shim
-// (runtime/shim; started in shimref.go): the agent's own binary
-// re-executed in a session of its own,
+// (runtime/shim; started in shimref.go): batchlet-shim, the small binary
+// of cmd/batchlet-shim beside the agent's executable when it comes from
+// the same build (shimbinary.go), else the agent's own binary re-executed,
+// in a session of its own,
 // without a parent-death signal, so that containers outlive the agent. The
 // shim starts the container, writes its output to the CRI log file, waits
 // for it and records its end in the attempt's state file; a restarted
@@ -12,7 +14,8 @@
 // (probed once at start-up), every container, a host command or an
 // image's program, starts the same way (initspec.go): the shim (or, with
 // Config.NoShims, the agent) clones the container init
-// (runtime/containerinit, through /proc/self/exe; shim.StartInit) from a
+// (runtime/containerinit: the shim's binary through /proc/self/exe, the
+// agent's helper binary without shims; shim.StartInit) from a
 // goroutine locked to a new OS thread, as PID 1 of new PID, mount and UTS
 // namespaces, in its own session and cgroup with SIGKILL as parent-death
 // signal, and waits for it. The init makes the container's mounts itself:

@@ -27,7 +27,7 @@ func newImageRuntime(t *testing.T, rootfs string) (*Runtime, *events) {
 // shims when noShims (as under batchlet run).
 func newImageRuntimeShims(t *testing.T, rootfs string, noShims bool) (*Runtime, *events) {
 	t.Helper()
-	if err := probeNamespaces(); err != nil {
+	if err := probeNamespaces(selfExe); err != nil {
 		t.Skipf("the image runtime needs root and namespaces: %v", err)
 	}
 	store, err := image.Open(t.TempDir())

@@ -16,9 +16,8 @@ import (
 // namespaces.
 var errImagesNeedNamespaces = errors.New("the image runtime needs root and Linux namespaces")
 
-// selfExe is the binary of the container init: the starting process's own
-// (the agent's, or its shim's), by a path that still reaches it when the
-// file was replaced on disk.
+// selfExe is the binary of the container init a shim starts: the shim's
+// own, by a path that still reaches it when the file was replaced on disk.
 const selfExe = "/proc/self/exe"
 
 // initSpec is the container init's spec for running argv in c's
@@ -91,9 +90,10 @@ func initArgvAs(arg0 string, spec containerinit.Spec) ([]string, error) {
 
 // startInit starts cmd (argv, env, working directory seen from the
 // container) without a shim (Config.NoShims, and the runtime's probe): it
-// becomes the container init that runs spec, started by shim.StartInit as
-// a shim starts it. exited is closed once it has been waited for.
-func startInit(cmd *exec.Cmd, spec containerinit.Spec, exited chan struct{}) error {
+// becomes the container init that runs spec (binary, the runtime's helper:
+// batchlet-shim or the agent's own), started by shim.StartInit as a shim
+// starts it. exited is closed once it has been waited for.
+func startInit(cmd *exec.Cmd, binary string, spec containerinit.Spec, exited chan struct{}) error {
 	args, err := initArgv(spec)
 	if err != nil {
 		return err
@@ -103,7 +103,7 @@ func startInit(cmd *exec.Cmd, spec containerinit.Spec, exited chan struct{}) err
 		return fmt.Errorf("status pipe: %w", err)
 	}
 	defer status.Close()
-	cmd.Path, cmd.Args, cmd.Dir = selfExe, args, "/"
+	cmd.Path, cmd.Args, cmd.Dir = binary, args, "/"
 	cmd.ExtraFiles = []*os.File{statusW} // containerinit.StatusFD
 	return shim.StartInit(cmdStarter(cmd), status, statusW, nil, exited)
 }

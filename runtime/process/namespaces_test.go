@@ -185,7 +185,7 @@ func threadNamespaces(t *testing.T) []string {
 
 // A namespaced container starts in its cgroup (CgroupFD), as limits need.
 func TestNamespacedStartJoinsCgroup(t *testing.T) {
-	if err := probeNamespaces(); err != nil {
+	if err := probeNamespaces(selfExe); err != nil {
 		t.Skipf("namespaces unavailable: %v", err)
 	}
 	mnt := cgroup2Mount(t)
@@ -204,7 +204,7 @@ func TestNamespacedStartJoinsCgroup(t *testing.T) {
 	spec := containerinit.Spec{Hostname: "cg", Argv: []string{"sh", "-c", "cat /proc/self/cgroup"}, WorkDir: "/",
 		Mounts: []containerinit.Mount{{Source: "/etc/hosts", Target: "/etc/hosts"}, {Source: t.TempDir(), Target: "/tmp"}}}
 	exited := make(chan struct{})
-	if err := startInit(cmd, spec, exited); err != nil {
+	if err := startInit(cmd, selfExe, spec, exited); err != nil {
 		t.Fatal(err)
 	}
 	<-exited

@@ -58,6 +58,10 @@ type Config struct {
 	// namespaced containers each is covered with an empty read-only tmpfs
 	// (/dev/null for a file).
 	HidePaths []string
+	// ShimBinary is the binary shims and container inits run; empty: the
+	// batchlet-shim beside the agent's executable when it comes from the
+	// same build (ShimBinaryName), else the agent's own binary.
+	ShimBinary string
 }
 
 // Runtime runs pods as host processes. Create it with New.
@@ -74,8 +78,13 @@ type Runtime struct {
 	devNull *os.File
 	// lineReaders holds the line buffers of finished log copies.
 	lineReaders sync.Pool
-	// self is the agent's binary, which shims run.
-	self string
+	// helper is the binary shims (and, without shims, container inits)
+	// run: batchlet-shim or the agent's own (helperBinary), by a path that
+	// reaches the file chosen at start-up even once it was replaced or
+	// removed on disk (an upgrade in place): /proc/self/exe, or
+	// /proc/self/fd/N of helperFile, kept open.
+	helper     string
+	helperFile *os.File
 
 	mu   sync.Mutex
 	pods map[types.UID]*pod
@@ -113,15 +122,16 @@ func New(cfg Config) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("process runtime: find the batchlet binary for container shims: %w", err)
 	}
-	r := &Runtime{cfg: cfg, clock: cfg.Clock, log: cfg.Logger, pods: map[types.UID]*pod{}, devNull: devNull, self: self}
+	r := &Runtime{cfg: cfg, clock: cfg.Clock, log: cfg.Logger, pods: map[types.UID]*pod{}, devNull: devNull}
 	if r.clock == nil {
 		r.clock = clock.RealClock{}
 	}
 	if r.log == nil {
 		r.log = slog.Default()
 	}
+	r.openHelper(self)
 	if !cfg.DisableNamespaces {
-		if err := probeNamespaces(); err != nil {
+		if err := probeNamespaces(r.helper); err != nil {
 			r.log.Warn("pods run as plain process groups without isolation: Linux namespaces are unavailable, so pods see the host's files (the data dir and its credentials too), its /proc and its /dev, share its hostname and keep every capability of their user", "reason", err.Error())
 		} else {
 			r.namespaces = true
@@ -147,7 +157,7 @@ func (r *Runtime) Namespaces() bool { return r.namespaces }
 // probeNamespaces checks that a container can start in its own
 // namespaces, as the container init makes them, and that exec can join
 // them.
-func probeNamespaces() error {
+func probeNamespaces(initBinary string) error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("not root")
 	}
@@ -162,7 +172,7 @@ func probeNamespaces() error {
 	exited := make(chan struct{})
 	spec := containerinit.Spec{Hostname: "probe", Argv: []string{"/bin/true"}, WorkDir: "/",
 		Mounts: []containerinit.Mount{{Source: "/etc/hosts", Target: "/etc/hosts"}}}
-	if err := startInit(cmd, spec, exited); err != nil {
+	if err := startInit(cmd, initBinary, spec, exited); err != nil {
 		return fmt.Errorf("namespaces: %w", err)
 	}
 	<-exited

@@ -161,7 +161,7 @@ func (p *pod) startShim(c *ctr, n int, argv []string, env []envVar, workDir stri
 		pipes.closeAll()
 		return fail(err)
 	}
-	cmd := &exec.Cmd{Path: p.rt.self, Args: []string{shim.Arg0, base + ".shim"}, Dir: "/", Stdin: stdin.r,
+	cmd := &exec.Cmd{Path: p.rt.helper, Args: []string{shim.Arg0, base + ".shim"}, Dir: "/", Stdin: stdin.r,
 		ExtraFiles:  []*os.File{lock, pipes.statusW, pipes.outW, pipes.errW},
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
 	if err := p.rt.startShimProcess(cmd, pr.exited); err != nil {

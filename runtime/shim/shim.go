@@ -47,6 +47,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // Arg0 is argv[0] of a shim; argv[1] is the path of its spec.
@@ -123,6 +124,7 @@ func init() {
 
 // run is the shim's main: it returns its exit code.
 func run(specPath string) int {
+	setName(Arg0)
 	for fd := LockFD; fd <= TeeErrFD; fd++ {
 		syscall.CloseOnExec(fd) // the container inherits none of them
 	}
@@ -135,7 +137,9 @@ func run(specPath string) int {
 		fmt.Fprint(status, err.Error())
 		return 1
 	}
-	state.byShim = true
+	// The shim stamps each record with its own pid and start time.
+	state.shimPid = os.Getpid()
+	state.shimStart = PidStartTime(state.shimPid)
 	fail := func(err error) int {
 		_ = state.write(State{Phase: PhaseExited, ExitCode: 128, StartError: err.Error(), FinishedAt: time.Now().UTC()})
 		fmt.Fprint(status, err.Error())
@@ -185,10 +189,19 @@ func run(specPath string) int {
 	return 0
 }
 
-// stateFile is an open state file; byShim: written by the shim itself.
+// setName names the process (its comm, what ps and top show) whatever path
+// it was exec'd by (the agent execs /proc/self/fd/N: see runtime/process).
+func setName(name string) {
+	b := append([]byte(name), 0)
+	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_NAME, uintptr(unsafe.Pointer(&b[0])), 0)
+}
+
+// stateFile is an open state file; shimPid and shimStart, when set,
+// identify the shim that writes it.
 type stateFile struct {
-	f      *os.File
-	byShim bool
+	f         *os.File
+	shimPid   int
+	shimStart uint64
 }
 
 func openState(base string) (stateFile, error) {
@@ -202,10 +215,7 @@ func openState(base string) (stateFile, error) {
 // write rewrites the state in place (see ReadState); a shim stamps it with
 // its own pid and start time.
 func (s stateFile) write(st State) error {
-	if s.byShim {
-		st.ShimPid = os.Getpid()
-		st.ShimStart = PidStartTime(st.ShimPid)
-	}
+	st.ShimPid, st.ShimStart = s.shimPid, s.shimStart
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err
