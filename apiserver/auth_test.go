@@ -12,6 +12,8 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // denyJobs allows everything except the jobs resource.
@@ -54,7 +56,7 @@ func TestAccessDecisionsGoThroughTheAuthorizer(t *testing.T) {
 			if err != nil {
 				t.Fatalf("create SelfSubjectAccessReview: %v", err)
 			}
-			if got.Status.Allowed != tc.wantAllowed || got.Status.Reason != tc.wantReason {
+			if got.Status.Allowed != tc.wantAllowed || got.Status.Denied || got.Status.Reason != tc.wantReason { // never an explicit deny
 				t.Errorf("status = %+v, want allowed=%v reason=%q", got.Status, tc.wantAllowed, tc.wantReason)
 			}
 			_, err = env.client.BatchV1().Jobs("default").Create(env.ctx, testJob("j"), metav1.CreateOptions{})
@@ -77,4 +79,51 @@ func TestSelfSubjectAccessReviewNeedsOneKindOfAttributes(t *testing.T) {
 	if !apierrors.IsInvalid(err) {
 		t.Errorf("empty review: err = %v, want Invalid", err)
 	}
+}
+
+func TestImpersonationGoesThroughRBAC(t *testing.T) {
+	env := newTestEnvWith(t, func(c *Config) {
+		c.RBAC = true
+		c.Authenticator = endpoints.TokenMap{testToken: endpoints.AdminUser(), "alice-token": authenticationv1.UserInfo{Username: "alice", Groups: []string{endpoints.GroupAuthenticated}}}
+	})
+	asClient := func(token string, as rest.ImpersonationConfig) kubernetes.Interface {
+		cfg := rest.CopyConfig(env.cfg)
+		cfg.BearerToken, cfg.Impersonate = token, as
+		return kubernetes.NewForConfigOrDie(cfg)
+	}
+	bot := rest.ImpersonationConfig{UserName: "system:serviceaccount:default:bot"}
+
+	t.Run("the admin acts as the service account", func(t *testing.T) {
+		c := asClient(testToken, bot)
+		who, err := c.AuthenticationV1().SelfSubjectReviews().Create(env.ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("create SelfSubjectReview: %v", err)
+		}
+		want := authenticationv1.UserInfo{Username: bot.UserName, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:default", endpoints.GroupAuthenticated}}
+		if !reflect.DeepEqual(who.Status.UserInfo, want) {
+			t.Errorf("userInfo = %+v, want %+v", who.Status.UserInfo, want)
+		}
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "default", Verb: "get", Resource: "pods"},
+		}}
+		got, err := c.AuthorizationV1().SelfSubjectAccessReviews().Create(env.ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("create SelfSubjectAccessReview: %v", err)
+		}
+		if got.Status.Allowed || got.Status.Denied { // RBAC gives no rule: not allowed, not denied either
+			t.Errorf("status = %+v, want allowed=false denied=false", got.Status)
+		}
+		_, err = c.CoreV1().Pods("default").List(env.ctx, metav1.ListOptions{})
+		const msg = `pods is forbidden: User "system:serviceaccount:default:bot" cannot list resource "pods" in API group "" in the namespace "default"`
+		if !apierrors.IsForbidden(err) || err.Error() != msg {
+			t.Errorf("list pods: err = %v, want Forbidden %q", err, msg)
+		}
+	})
+	t.Run("a user without the impersonate verb is forbidden", func(t *testing.T) {
+		_, err := asClient("alice-token", rest.ImpersonationConfig{UserName: "bob"}).CoreV1().Pods("default").List(env.ctx, metav1.ListOptions{})
+		const msg = `users "bob" is forbidden: User "alice" cannot impersonate resource "users" in API group "" at the cluster scope`
+		if !apierrors.IsForbidden(err) || err.Error() != msg {
+			t.Errorf("list pods: err = %v, want Forbidden %q", err, msg)
+		}
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batchlet/batchlet/apiserver/authn"
 	"github.com/batchlet/batchlet/apiserver/discovery"
 	"github.com/batchlet/batchlet/apiserver/endpoints"
 
@@ -89,6 +90,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	user, ok := s.authenticate(r)
 	if !ok {
 		endpoints.WriteError(w, endpoints.ErrUnauthorized())
+		return
+	}
+	user, err := authn.Impersonate(r.Context(), s.authz, user, r.Header)
+	if err != nil {
+		endpoints.WriteError(w, err)
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), ctxUser, user))

@@ -74,6 +74,8 @@ func (s *Server) selfAccessReview(ctx context.Context, user authenticationv1.Use
 		o.Status = authorizationv1.SubjectAccessReviewStatus{EvaluationError: err.Error()}
 		return o, nil
 	}
-	o.Status = authorizationv1.SubjectAccessReviewStatus{Allowed: allowed, Denied: !allowed && reason != "", Reason: reason}
+	// Denied is for an authorizer's explicit deny, which RBAC and the Node
+	// authorizer never give: they only fail to allow.
+	o.Status = authorizationv1.SubjectAccessReviewStatus{Allowed: allowed, Reason: reason}
 	return o, nil
 }
