@@ -13,15 +13,10 @@ import (
 	"github.com/batchlet/batchlet/apiserver/genericstore"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
-	"github.com/batchlet/batchlet/apiserver/validation"
+	"github.com/batchlet/batchlet/apiserver/registry/strategy"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilrand "k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
@@ -74,20 +69,8 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 			return nil, err
 		}
 	}
-	generated := false
-	if m.GetName() == "" && m.GetGenerateName() != "" {
-		m.SetName(m.GetGenerateName() + utilrand.String(5))
-		generated = true
-	}
-	m.SetUID(uuid.NewUUID())
-	m.SetCreationTimestamp(metav1.NewTime(s.clock.Now()))
-	m.SetResourceVersion("")
-	m.SetDeletionTimestamp(nil)
-	m.SetDeletionGracePeriodSeconds(nil)
-	m.SetGeneration(0)
-	if res.HasSpec {
-		m.SetGeneration(1)
-	}
+	st := strategy.For(res, s.clock)
+	generated := st.InitMeta(obj)
 	// The request's manager owns what it sent, not what the strategy adds
 	// (a Job's generated selector and template labels): kube-apiserver
 	// records managedFields before the strategy, and an applier taking
@@ -96,15 +79,13 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 	empty.GetObjectKind().SetGroupVersionKind(res.GVK())
 	obj = s.trackManager(ctx, res, false, empty, obj)
 	m = genericstore.Accessor(obj)
-	if res.PrepareForCreate != nil {
-		res.PrepareForCreate(obj)
-	}
+	st.PrepareForCreate(obj)
 	if pod, ok := obj.(*corev1.Pod); ok {
 		if err := s.admitServiceAccount(ctx, pod); err != nil {
 			return nil, err
 		}
 	}
-	if errs := s.validateCreate(res, obj); len(errs) > 0 {
+	if errs := st.Validate(obj); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(res.GVK().GroupKind(), m.GetName(), errs)
 	}
 	if svc, ok := obj.(*corev1.Service); ok {
@@ -119,7 +100,7 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 	}
 	var rename func()
 	if generated {
-		rename = func() { m.SetName(m.GetGenerateName() + utilrand.String(5)) }
+		rename = func() { m.SetName(strategy.GenerateName(m)) }
 	}
 	obj, err := s.objects.Create(ctx, res, obj, rename)
 	if err != nil {
@@ -129,36 +110,6 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 		s.ensureDefaultServiceAccount(ctx, m.GetName())
 	}
 	return obj, nil
-}
-
-func (s *Server) validateCreate(res *registry.Resource, obj runtime.Object) field.ErrorList {
-	if res.ValidateChecksMeta {
-		// Validate makes the metadata checks itself; as upstream's
-		// BeforeCreate, its errors are the answer, each listed once.
-		return res.Validate(obj)
-	}
-	errs := s.metaErrors(res, obj)
-	if res.Validate != nil {
-		errs = append(errs, res.Validate(obj)...)
-	}
-	return errs
-}
-
-// metaErrors are the object-meta checks of a create.
-func (s *Server) metaErrors(res *registry.Resource, obj runtime.Object) field.ErrorList {
-	m := genericstore.Accessor(obj)
-	var om *metav1.ObjectMeta
-	if oma, ok := obj.(metav1.ObjectMetaAccessor); ok {
-		om, _ = oma.GetObjectMeta().(*metav1.ObjectMeta)
-	}
-	var errs field.ErrorList
-	if om != nil {
-		// The same checks basicNameErrors makes (same name rule).
-		errs = append(errs, validation.ValidateObjectMeta(om, res.Namespaced, !res.NameIsLabel, field.NewPath("metadata"))...)
-	} else {
-		errs = append(errs, basicNameErrors(res, m)...)
-	}
-	return errs
 }
 
 // admitNamespace rejects content in missing or terminating namespaces.
@@ -180,16 +131,6 @@ func (s *Server) admitNamespace(ctx context.Context, res *registry.Resource, nam
 			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", namespace))
 	}
 	return nil
-}
-
-// basicNameErrors is apimachinery's object-meta validation, the fallback
-// when the validation package reports nothing.
-func basicNameErrors(res *registry.Resource, m metav1.Object) field.ErrorList {
-	nameFn := apivalidation.NameIsDNSSubdomain
-	if res.NameIsLabel {
-		nameFn = apivalidation.NameIsDNSLabel
-	}
-	return apivalidation.ValidateObjectMetaAccessor(m, res.Namespaced, nameFn, field.NewPath("metadata"))
 }
 
 // stampRequester records who asks for a certificate in the request's spec,
