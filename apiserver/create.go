@@ -3,7 +3,6 @@ package apiserver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/batchlet/batchlet/apiserver/endpoints"
@@ -65,7 +64,7 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 		return nil, apierrors.NewForbidden(res.GroupResource(), m.GetName(), errors.New("create not allowed while custom resource definition is terminating"))
 	}
 	if res.Namespaced {
-		if err := s.admitNamespace(ctx, res, m.GetNamespace(), m.GetName()); err != nil {
+		if err := s.admit.namespace.Admit(ctx, res, m.GetNamespace(), m.GetName()); err != nil {
 			return nil, err
 		}
 	}
@@ -80,8 +79,8 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 	obj = s.trackManager(ctx, res, false, empty, obj)
 	m = genericstore.Accessor(obj)
 	st.PrepareForCreate(obj)
-	if pod, ok := obj.(*corev1.Pod); ok {
-		if err := s.admitServiceAccount(ctx, pod); err != nil {
+	if pod, ok := obj.(*corev1.Pod); ok && s.admit.serviceAccount != nil {
+		if err := s.admit.serviceAccount.Admit(ctx, pod); err != nil {
 			return nil, err
 		}
 	}
@@ -89,7 +88,7 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 		return nil, apierrors.NewInvalid(res.GVK().GroupKind(), m.GetName(), errs)
 	}
 	if svc, ok := obj.(*corev1.Service); ok {
-		unlock, err := s.allocateClusterIP(ctx, svc)
+		unlock, err := s.admit.clusterIPs.Allocate(ctx, svc)
 		if err != nil {
 			return nil, err
 		}
@@ -110,27 +109,6 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 		s.ensureDefaultServiceAccount(ctx, m.GetName())
 	}
 	return obj, nil
-}
-
-// admitNamespace rejects content in missing or terminating namespaces.
-func (s *Server) admitNamespace(ctx context.Context, res *registry.Resource, namespace, name string) error {
-	if namespace == "" {
-		return apierrors.NewBadRequest("the server could not find the requested resource: namespace is required")
-	}
-	nsRes := s.resource("", "v1", "namespaces")
-	obj, _, err := s.objects.GetShared(ctx, nsRes, "", namespace) // only read: no decode per create
-	if err != nil {
-		return err
-	}
-	ns := obj.(*corev1.Namespace)
-	if ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
-		if res.GVR.Resource == "events" {
-			return nil
-		}
-		return apierrors.NewForbidden(res.GroupResource(), name,
-			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", namespace))
-	}
-	return nil
 }
 
 // stampRequester records who asks for a certificate in the request's spec,
