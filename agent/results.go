@@ -2,12 +2,8 @@ package agent
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/batchlet/batchlet/results"
 	"github.com/batchlet/batchlet/runtime"
@@ -16,8 +12,8 @@ import (
 // ResultsConfig makes the agent keep a ContainerResult of every container
 // attempt that terminates (see package results).
 type ResultsConfig struct {
-	// Client writes the results; nil keeps none.
-	Client dynamic.Interface
+	// Writer writes the results (results.NewWriter); nil keeps none.
+	Writer results.Writer
 	// LogTailBytes of each attempt's log are kept; default
 	// results.DefaultLogTailBytes, negative keeps no log.
 	LogTailBytes int
@@ -29,7 +25,7 @@ type ResultsConfig struct {
 // logged and not retried, as results are best effort and must not hold
 // the pod's status back.
 func (a *Agent) recordResults(ctx context.Context, pod *corev1.Pod, st *podState, status *corev1.PodStatus) {
-	if a.cfg.Results.Client == nil {
+	if a.cfg.Results.Writer == nil {
 		return
 	}
 	for _, at := range results.Terminated(status) {
@@ -49,19 +45,7 @@ func (a *Agent) recordResults(ctx context.Context, pod *corev1.Pod, st *podState
 
 func (a *Agent) createResult(ctx context.Context, pod *corev1.Pod, at results.Attempt) error {
 	tail, truncated := a.logTail(ctx, pod, at)
-	r := results.New(pod, at, tail, truncated)
-	u, err := results.ToUnstructured(r)
-	if err != nil {
-		return err
-	}
-	_, err = a.cfg.Results.Client.Resource(results.GVR).Namespace(pod.Namespace).Create(ctx, u, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("create %s: %w", r.Name, err)
-	}
-	return nil
+	return a.cfg.Results.Writer.Create(ctx, results.New(pod, at, tail, truncated))
 }
 
 // logTail reads the end of the attempt's log from the runtime; a log that

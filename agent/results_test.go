@@ -39,7 +39,7 @@ func TestTerminatedContainerRecorded(t *testing.T) {
 	h := newHarnessWith(t, func(c *Config) {
 		c.FirstStatusDelay = -1
 		c.Runtime = loggingRuntime{Runtime: c.Runtime.(*sim.Runtime), log: "first line\nsecond line\nthe end\n"}
-		c.Results = ResultsConfig{Client: dyn, LogTailBytes: 20}
+		c.Results = ResultsConfig{Writer: results.DynamicWriter{Client: dyn}, LogTailBytes: 20}
 	})
 	ctrl := true
 	pod := boundPod("pi-0-abc", map[string]string{sim.ExitCodeAnnotation: "3"})

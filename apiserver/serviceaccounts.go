@@ -52,7 +52,8 @@ func (s *Server) handleTokenRequest(w http.ResponseWriter, r *http.Request, info
 }
 
 // issueTokenRequest defaults and validates req, resolves its bound object
-// and fills in its status.
+// and fills in its status. The service account, pod and node are only
+// read, so the shared decoded copies serve (one token per pod).
 func (s *Server) issueTokenRequest(ctx context.Context, namespace, name string, req *authenticationv1.TokenRequest) error {
 	if req.Spec.ExpirationSeconds == nil {
 		req.Spec.ExpirationSeconds = ptrTo(int64(defaultTokenExpirationSeconds))
@@ -63,7 +64,7 @@ func (s *Server) issueTokenRequest(ctx context.Context, namespace, name string, 
 	if errs := validateTokenRequest(req); len(errs) > 0 {
 		return apierrors.NewInvalid(authenticationv1.SchemeGroupVersion.WithKind("TokenRequest").GroupKind(), name, errs)
 	}
-	saObj, _, err := s.objects.Get(ctx, s.resource("", "v1", "serviceaccounts"), namespace, name)
+	saObj, _, err := s.objects.GetShared(ctx, s.resource("", "v1", "serviceaccounts"), namespace, name)
 	if err != nil {
 		return err
 	}
@@ -107,7 +108,7 @@ func (s *Server) bindToken(ctx context.Context, namespace string, sa *corev1.Ser
 	if gvk != corev1.SchemeGroupVersion.WithKind("Pod") {
 		return apierrors.NewBadRequest(fmt.Sprintf("cannot bind token to object of type %s", gvk.String()))
 	}
-	obj, _, err := s.objects.Get(ctx, s.resource("", "v1", "pods"), namespace, ref.Name)
+	obj, _, err := s.objects.GetShared(ctx, s.resource("", "v1", "pods"), namespace, ref.Name)
 	if err != nil {
 		return err
 	}
@@ -122,7 +123,7 @@ func (s *Server) bindToken(ctx context.Context, namespace string, sa *corev1.Ser
 	ref.UID = pod.UID
 	tr.Pod = &satoken.Ref{Name: pod.Name, UID: pod.UID}
 	if pod.Spec.NodeName != "" {
-		if node, _, err := s.objects.Get(ctx, s.resource("", "v1", "nodes"), "", pod.Spec.NodeName); err == nil {
+		if node, _, err := s.objects.GetShared(ctx, s.resource("", "v1", "nodes"), "", pod.Spec.NodeName); err == nil {
 			tr.Node = &satoken.Ref{Name: pod.Spec.NodeName, UID: genericstore.Accessor(node).GetUID()}
 		}
 	}

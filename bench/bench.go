@@ -48,6 +48,9 @@ type Config struct {
 	// MemProfile, when set, receives a heap profile taken when each
 	// scenario's measured part ends (named like CPUProfile's).
 	MemProfile string
+	// TerminatedPodGCThreshold is the control plane's pod GC threshold
+	// (controlplane.Options; 0: upstream's 12,500).
+	TerminatedPodGCThreshold int
 	// Logger receives the control plane's logs (default: discarded).
 	Logger *slog.Logger
 	// Progress receives one line per phase (default: discarded).

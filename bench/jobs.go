@@ -100,7 +100,8 @@ func (r *runner) runJob(ctx context.Context, jr jobRun) (Result, error) {
 	defer cleanup()
 	resetPeakRSS()
 	u0 := takeUsage()
-	cp, err := controlplane.Start(ctx, controlplane.Options{DataDir: dir, Port: 0, Runtime: jr.runtime, Logger: r.cfg.Logger})
+	cp, err := controlplane.Start(ctx, controlplane.Options{DataDir: dir, Port: 0, Runtime: jr.runtime, Logger: r.cfg.Logger,
+		TerminatedPodGCThreshold: r.cfg.TerminatedPodGCThreshold})
 	if err != nil {
 		return res, fmt.Errorf("start control plane: %w", err)
 	}

@@ -165,7 +165,7 @@ func runAgent(ctx context.Context, f agentFlags, logger *slog.Logger) error {
 	}
 	resultsCfg := agent.ResultsConfig{LogTailBytes: f.resultsTail}
 	if !f.noResults {
-		if resultsCfg.Client, err = dynamic.NewForConfig(cfg); err != nil {
+		if resultsCfg.Writer, err = results.NewWriter(cfg); err != nil {
 			return fmt.Errorf("build results client: %w", err)
 		}
 	}

@@ -65,6 +65,7 @@ Sizes are flags, so CI can run a tiny version:
 	fl.IntVar(&cfg.WatchWrites, "watch-writes", 200, "writes timed through a watch in the api scenario")
 	fl.StringVar(&cfg.DataDir, "data-dir", "", "parent of the per-scenario data dirs (default: the system temp dir)")
 	fl.BoolVar(&cfg.Keep, "keep", false, "keep the per-scenario data dirs")
+	fl.IntVar(&cfg.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", 0, "the control plane's pod GC threshold for the job scenarios (default: upstream's 12,500; negative: no limit)")
 	fl.DurationVar(&cfg.Timeout, "timeout", 0, "give up on a scenario after this long (default 30m; scale 2h)")
 	fl.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of each scenario's measured part (FILE, or FILE.<scenario> with several)")
 	fl.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile at the end of each scenario's measured part (named like --cpuprofile)")

@@ -69,6 +69,7 @@ batchlet.dev/job-controller, which kube-controller-manager leaves alone:
 				return err
 			}
 			ctlOpts.JobMode = mode
+			ctlOpts.TerminatedPodGCThreshold = podGCThreshold(ctlOpts.TerminatedPodGCThreshold)
 			if err := validateJobBackoffFlags(ctlOpts.JobPodFailureBackOff, ctlOpts.JobMaxPodFailureBackOff); err != nil {
 				return err
 			}
@@ -103,6 +104,7 @@ batchlet.dev/job-controller, which kube-controller-manager leaves alone:
 	addRetentionFlags(fl, &ctlOpts.ResultRetention)
 	fl.StringVar(&jobMode, "job-controller-mode", string(jobcontroller.ModeReplace), jobModeUsage)
 	addJobBackoffFlags(fl, &ctlOpts.JobPodFailureBackOff, &ctlOpts.JobMaxPodFailureBackOff)
+	addPodGCFlag(fl, &ctlOpts.TerminatedPodGCThreshold)
 	return cmd
 }
 

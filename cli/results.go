@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	jobcontroller "github.com/batchlet/batchlet/controller/job"
+	"github.com/batchlet/batchlet/controller/podgc"
 	"github.com/batchlet/batchlet/results"
 )
 
@@ -63,6 +64,21 @@ outlive the pods and the Job (pod GC, TTL, deletion) until the server's
 func addRetentionFlags(fl *pflag.FlagSet, r *results.Retention) {
 	fl.DurationVar(&r.MaxAge, "results-retention-age", 7*24*time.Hour, "delete ContainerResults older than this (negative: keep any age)")
 	fl.IntVar(&r.MaxCount, "results-retention-max", 100_000, "keep at most this many ContainerResults, deleting the oldest first (negative: no bound)")
+}
+
+// addPodGCFlag adds kube-controller-manager's --terminated-pod-gc-threshold
+// (<= 0 disables the threshold, as upstream).
+func addPodGCFlag(fl *pflag.FlagSet, threshold *int) {
+	fl.IntVar(threshold, "terminated-pod-gc-threshold", podgc.DefaultTerminatedPodThreshold,
+		"terminated pods kept before the pod garbage collector deletes the oldest (<= 0: no limit); a smaller value bounds the memory of many short pods")
+}
+
+// podGCThreshold maps the flag to the option, where 0 means the default.
+func podGCThreshold(flag int) int {
+	if flag <= 0 {
+		return -1
+	}
+	return flag
 }
 
 // addJobBackoffFlags adds the Job controller's pod-failure backoff flags

@@ -40,6 +40,7 @@ running too, unless --on-shutdown=drain.`,
 			if opts.OnShutdown != controlplane.OnShutdownKeep && opts.OnShutdown != controlplane.OnShutdownDrain {
 				return fmt.Errorf("--on-shutdown=%s: want keep or drain", opts.OnShutdown)
 			}
+			opts.TerminatedPodGCThreshold = podGCThreshold(opts.TerminatedPodGCThreshold)
 			if err := validateJobBackoffFlags(opts.JobPodFailureBackOff, opts.JobMaxPodFailureBackOff); err != nil {
 				return err
 			}
@@ -81,6 +82,7 @@ running too, unless --on-shutdown=drain.`,
 	fl.BoolVar(&opts.NoResults, "no-results", false, "the embedded agent records no ContainerResults")
 	addRetentionFlags(fl, &opts.ResultRetention)
 	addJobBackoffFlags(fl, &opts.JobPodFailureBackOff, &opts.JobMaxPodFailureBackOff)
+	addPodGCFlag(fl, &opts.TerminatedPodGCThreshold)
 	return cmd
 }
 

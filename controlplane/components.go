@@ -36,6 +36,7 @@ import (
 	"github.com/batchlet/batchlet/apiserver/satoken"
 	"github.com/batchlet/batchlet/controller/rootca"
 	"github.com/batchlet/batchlet/pki"
+	"github.com/batchlet/batchlet/results"
 	"github.com/batchlet/batchlet/runtime"
 	"github.com/batchlet/batchlet/runtime/process"
 	"github.com/batchlet/batchlet/runtime/sim"
@@ -269,7 +270,8 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit in-process
 	c, err := StartControllers(ctx, cfg, localWithCA{cp.local, bundle.CAPEM}, cp.opts.Controllers,
 		ControllerOptions{ResultRetention: cp.opts.ResultRetention, ClusterSigner: bundle.CA,
-			JobPodFailureBackOff: cp.opts.JobPodFailureBackOff, JobMaxPodFailureBackOff: cp.opts.JobMaxPodFailureBackOff}, cp.log, cp.registry, cp.goRun)
+			JobPodFailureBackOff: cp.opts.JobPodFailureBackOff, JobMaxPodFailureBackOff: cp.opts.JobMaxPodFailureBackOff,
+			TerminatedPodGCThreshold: cp.opts.TerminatedPodGCThreshold}, cp.log, cp.registry, cp.goRun)
 	if err != nil {
 		return err
 	}
@@ -314,17 +316,17 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 	return nil
 }
 
-// resultsConfig is the embedded agent's: a JSON dynamic client (results
-// are a CRD, without protobuf) unless results are off.
+// resultsConfig is the embedded agent's: a typed JSON writer (results are
+// a CRD, without protobuf) unless results are off.
 func (cp *ControlPlane) resultsConfig(cfg *rest.Config) (agent.ResultsConfig, error) {
 	if cp.opts.NoResults {
 		return agent.ResultsConfig{}, nil
 	}
-	dyn, err := dynamic.NewForConfig(jsonConfig(cfg))
+	w, err := results.NewWriter(cfg)
 	if err != nil {
 		return agent.ResultsConfig{}, fmt.Errorf("results client: %w", err)
 	}
-	return agent.ResultsConfig{Client: dyn, LogTailBytes: cp.opts.ResultsLogTail}, nil
+	return agent.ResultsConfig{Writer: w, LogTailBytes: cp.opts.ResultsLogTail}, nil
 }
 
 func (cp *ControlPlane) newRuntime(ctx context.Context) (runtime.Runtime, error) {

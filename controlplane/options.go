@@ -64,6 +64,10 @@ type Options struct {
 	// JobPodFailureBackOff and JobMaxPodFailureBackOff are the Job
 	// controller's pod-failure backoff and its cap (zero: 10s and 10m).
 	JobPodFailureBackOff, JobMaxPodFailureBackOff time.Duration
+	// TerminatedPodGCThreshold is how many terminated pods the pod GC
+	// keeps before deleting the oldest (0: upstream's 12,500; negative:
+	// none are deleted for their number).
+	TerminatedPodGCThreshold int
 	// Dashboard serves the web dashboard at /ui (see package dashboard).
 	Dashboard bool
 	// Logger receives structured logs; a discard logger when nil.

@@ -200,4 +200,38 @@ spec:
 	if got := strings.TrimSpace(s.kubectl("exec", "sleeper", "--", "sh", "-c", "echo $$; hostname")); got == "" || !strings.HasSuffix(got, "sleeper") {
 		t.Fatalf("exec hostname = %q", got)
 	}
+	imageUserAndRunAsNonRoot(t, s, reg)
+}
+
+// imageUserAndRunAsNonRoot: with runAsNonRoot, an image whose user is
+// numeric and not 0 runs as that user (kubectl exec too), one whose user
+// is a name is refused with the kubelet's message, as it cannot be checked.
+func imageUserAndRunAsNonRoot(t *testing.T, s *server, reg string) {
+	numeric, named := reg+"/e2e/numeric:1", reg+"/e2e/named:1"
+	imagetest.Push(t, numeric, imagetest.Image(t, v1.Config{User: "1000:1000", Cmd: []string{"sleep", "300"}}, imagetest.BusyboxLayer(t)))
+	imagetest.Push(t, named, imagetest.Image(t, v1.Config{User: "app", Cmd: []string{"sleep", "300"}}, imagetest.BusyboxLayer(t)))
+	pod := func(name, image string) string {
+		return `apiVersion: v1
+kind: Pod
+metadata: {name: ` + name + `}
+spec:
+  terminationGracePeriodSeconds: 1
+  securityContext: {runAsNonRoot: true}
+  containers:
+  - name: main
+    image: ` + image + `
+`
+	}
+	s.apply(pod("numeric", numeric))
+	s.apply(pod("named", named))
+	s.waitPhase("numeric", 60*time.Second, "Running")
+	if got := s.kubectl("exec", "numeric", "--", "sh", "-c", "id -u; id -g; cat /proc/1/status | grep ^Uid"); got != "1000\n1000\nUid:\t1000\t1000\t1000\t1000\n" {
+		t.Errorf("exec in the numeric-user image: %q", got)
+	}
+	waiting := "{.status.containerStatuses[0].state.waiting"
+	s.kubectl("wait", "--for=jsonpath="+waiting+".reason}=CreateContainerConfigError", "pod/named", "--timeout=60s")
+	const want = `container has runAsNonRoot and image has non-numeric user (app), cannot verify user is non-root (pod: "named_default(`
+	if got := s.jsonpath("pod/named", waiting+".message}"); !strings.HasPrefix(got, want) || !strings.HasSuffix(got, `)", container: main)`) {
+		t.Errorf("named image user: message %q, want %s<uid>)\", container: main)", got, want)
+	}
 }

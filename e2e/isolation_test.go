@@ -96,6 +96,40 @@ spec:
 	if got := s.kubectl("logs", "user"); got != wantUser {
 		t.Errorf("user log:\n%s\nwant:\n%s", got, wantUser)
 	}
+	execAsContainerUser(t, s)
+}
+
+// execAsContainerUser: kubectl exec into a runAsUser 1000 pod runs as the
+// container does (uid 1000, its groups, no effective capabilities, its own
+// PID namespace) and cannot read the data dir; the command's exit code
+// reaches kubectl.
+func execAsContainerUser(t *testing.T, s *server) {
+	pod := `apiVersion: v1
+kind: Pod
+metadata: {name: user-exec}
+spec:
+  securityContext: {runAsUser: 1000, runAsGroup: 1000, fsGroup: 2000}
+  containers:
+  - name: main
+    image: user-exec
+    command: [sleep, "300"]
+`
+	if out, err := s.kubectlStdin(pod, "apply", "-f", "-"); err != nil {
+		t.Fatalf("apply user-exec: %v\n%s", err, out)
+	}
+	s.kubectl("wait", "--for=condition=Ready", "pod/user-exec", "--timeout=60s")
+	script := `id -u; id -G; grep CapEff /proc/self/status; grep NoNewPrivs /proc/self/status; cut -d' ' -f2 /proc/1/stat
+for p in '` + s.dataDir + `' '` + filepath.Join(s.dataDir, "token") + `' '` + containerinit.InPod(filepath.Join(s.dataDir, "token")) + `'; do
+  if cat "$p" >/dev/null 2>&1 || ls "$p" >/dev/null 2>&1; then echo "READ $p"; else echo denied; fi
+done`
+	const want = "1000\n1000 2000\nCapEff:\t0000000000000000\nNoNewPrivs:\t0\n(sleep)\ndenied\ndenied\ndenied\n"
+	if got := s.kubectl("exec", "user-exec", "--", "sh", "-c", script); got != want {
+		t.Errorf("exec as the container's user:\n%s\nwant:\n%s", got, want)
+	}
+	out, err := s.kubectlErr("exec", "user-exec", "--", "sh", "-c", "exit 3")
+	if err == nil || !strings.Contains(out, "command terminated with exit code 3") {
+		t.Errorf("exec exit 3: err %v, output %q", err, out)
+	}
 }
 
 // quoteYAML is s as a double-quoted YAML scalar.

@@ -17,8 +17,11 @@ const (
 	Resource = "containerresults"
 )
 
-// GVR is where results are served.
-var GVR = schema.GroupVersionResource{Group: Group, Version: Version, Resource: Resource}
+// GV is the results' group and version; GVR is where they are served.
+var (
+	GV  = schema.GroupVersion{Group: Group, Version: Version}
+	GVR = GV.WithResource(Resource)
+)
 
 // DefaultLogTailBytes is how much of a container's log a result keeps
 // unless configured otherwise (--results-log-tail).

@@ -10,6 +10,7 @@ import (
 	"github.com/batchlet/batchlet/apiserver/registry"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	sjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
@@ -129,6 +130,9 @@ func (c *Codec) DecodeJSON(w http.ResponseWriter, r *http.Request, data []byte, 
 	if c.decodeJSONOnePass(data, gvk, into) {
 		return nil
 	}
+	if ok, err := c.decodeCustomResourceOnePass(w, r, data, gvk, into); ok || err != nil {
+		return err
+	}
 	var tm metav1.TypeMeta
 	if err := json.Unmarshal(data, &tm); err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, err))
@@ -221,6 +225,40 @@ func (c *Codec) decodeJSONOnePass(data []byte, gvk schema.GroupVersionKind, into
 	}
 	into.GetObjectKind().SetGroupVersionKind(gvk)
 	return true
+}
+
+// decodeCustomResourceOnePass decodes a custom resource that names its
+// apiVersion and kind and has no duplicate fields with one strict decode
+// into the map the object keeps, then prunes and defaults it in place
+// (the general path decodes it three times and encodes it once). It
+// reports false, with nothing written, for anything else, which the
+// general path then answers with upstream's messages and warnings.
+func (c *Codec) decodeCustomResourceOnePass(w http.ResponseWriter, r *http.Request, data []byte, gvk schema.GroupVersionKind, into runtime.Object) (bool, error) {
+	u, ok := into.(*unstructured.Unstructured)
+	res := c.resourceForKind(gvk)
+	if !ok || res == nil || !res.CustomResource {
+		return false, nil
+	}
+	var raw map[string]interface{}
+	strictErrs, err := kjson.UnmarshalStrict(data, &raw)
+	if err != nil || len(strictErrs) > 0 || raw == nil {
+		return false, nil
+	}
+	if apiVersion, _ := raw["apiVersion"].(string); apiVersion != gvk.GroupVersion().String() {
+		return false, nil
+	}
+	if kind, _ := raw["kind"].(string); kind != gvk.Kind {
+		return false, nil
+	}
+	if err := PruneRaw(w, res, raw, r.URL.Query().Get("fieldValidation")); err != nil {
+		return true, err
+	}
+	if res.DefaultRaw != nil {
+		res.DefaultRaw(raw)
+	}
+	u.Object = raw
+	u.SetGroupVersionKind(gvk)
+	return true, nil
 }
 
 // writeObject answers with obj in the negotiated format.

@@ -58,6 +58,7 @@ func customResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiextensi
 	if err != nil {
 		return nil, fmt.Errorf("schema validator: %w", err)
 	}
+	validator = withFastSchema(schemaProps, validator)
 	var status *apiextensions.CustomResourceSubresourceStatus
 	var statusValidator apiservervalidation.SchemaValidator
 	var subresources []string
@@ -69,6 +70,7 @@ func customResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiextensi
 				if statusValidator, _, err = apiservervalidation.NewSchemaValidator(&st); err != nil {
 					return nil, fmt.Errorf("status schema validator: %w", err)
 				}
+				statusValidator = withFastSchema(&st, statusValidator)
 			}
 		}
 	}

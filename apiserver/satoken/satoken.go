@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -74,6 +75,7 @@ type Issuer struct {
 	signer jose.Signer
 	iss    string
 	clock  clock.PassiveClock
+	cache  verifiedCache
 }
 
 // NewIssuer returns an Issuer for key naming itself iss (DefaultIssuer if
@@ -91,7 +93,7 @@ func NewIssuer(key *ecdsa.PrivateKey, iss string, clk clock.PassiveClock) (*Issu
 	if err != nil {
 		return nil, fmt.Errorf("service-account token signer: %w", err)
 	}
-	return &Issuer{key: key, signer: signer, iss: iss, clock: clk}, nil
+	return &Issuer{key: key, signer: signer, iss: iss, clock: clk, cache: verifiedCache{entries: map[verifiedKey]verifiedEntry{}}}, nil
 }
 
 // Issuer is the iss claim, which is also the API's audience.
@@ -124,14 +126,32 @@ func (i *Issuer) Issue(r Request) (Token, error) {
 		Expiry: jwt.NewNumericDate(exp), IssuedAt: jwt.NewNumericDate(now), NotBefore: jwt.NewNumericDate(now), ID: id,
 	}
 	sa := r.ServiceAccount
-	private := struct {
-		K Private `json:"kubernetes.io"`
-	}{Private{Namespace: r.Namespace, ServiceAccount: &sa, Pod: r.Pod, Node: r.Node}}
-	raw, err := jwt.Signed(i.signer).Claims(claims).Claims(private).Serialize()
+	raw, err := i.sign(payload{Claims: claims, K: Private{Namespace: r.Namespace, ServiceAccount: &sa, Pod: r.Pod, Node: r.Node}})
 	if err != nil {
 		return Token{}, fmt.Errorf("sign service-account token: %w", err)
 	}
 	return Token{Raw: raw, ID: id, Expiration: time.Unix(exp.Unix(), 0)}, nil
+}
+
+// payload is a token's claims: the registered ones and "kubernetes.io".
+type payload struct {
+	jwt.Claims
+	K Private `json:"kubernetes.io"`
+}
+
+// sign encodes p once and signs it. go-jose's claims builder produces the
+// same JSON but encodes each claim set, decodes it into a map, merges and
+// encodes again: as much CPU as the ES256 signature itself, once per pod.
+func (i *Issuer) sign(p payload) (string, error) {
+	body, err := json.Marshal(p)
+	if err != nil {
+		return "", fmt.Errorf("encode claims: %w", err)
+	}
+	sig, err := i.signer.Sign(body)
+	if err != nil {
+		return "", err
+	}
+	return sig.CompactSerialize()
 }
 
 // ErrNotServiceAccountToken says a token is not a JWT this issuer signed,
@@ -142,33 +162,58 @@ var ErrNotServiceAccountToken = errors.New("not a service-account token of this 
 func LooksLikeJWT(token string) bool { return strings.Count(token, ".") == 2 }
 
 // Verify checks token's signature, issuer, times and that one of its
-// audiences is in audiences, and returns its claims.
+// audiences is in audiences, and returns its claims. A success is
+// remembered for VerifiedCacheTTL (never past the token's expiry), as
+// kube-apiserver's token cache does for 10 s: a pod calling the API
+// presents the same token on every request, and the ES256 check is the
+// most expensive step of its authentication. Callers still check what
+// can change meanwhile (the bound pod and service account).
 func (i *Issuer) Verify(token string, audiences []string) (Verified, error) {
+	now := i.clock.Now()
+	key := newVerifiedKey(token, audiences)
+	if v, ok := i.cache.get(key, now); ok {
+		return v, nil
+	}
+	v, err := i.verifyClaims(token, audiences)
+	if err != nil {
+		return Verified{}, err
+	}
+	i.cache.put(key, verifiedEntry{v: v.Verified, until: earliest(now.Add(VerifiedCacheTTL), v.expiry.Add(leeway))}, now)
+	return v.Verified, nil
+}
+
+// verifiedClaims is a verification's result and the token's expiry.
+type verifiedClaims struct {
+	Verified
+	expiry time.Time
+}
+
+func (i *Issuer) verifyClaims(token string, audiences []string) (verifiedClaims, error) {
 	tok, err := jwt.ParseSigned(token, []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil {
-		return Verified{}, ErrNotServiceAccountToken
+		return verifiedClaims{}, ErrNotServiceAccountToken
 	}
 	var public jwt.Claims
 	var private struct {
 		K *Private `json:"kubernetes.io"`
 	}
 	if err := tok.Claims(&i.key.PublicKey, &public, &private); err != nil {
-		return Verified{}, ErrNotServiceAccountToken
+		return verifiedClaims{}, ErrNotServiceAccountToken
 	}
 	if public.Issuer != i.iss {
-		return Verified{}, ErrNotServiceAccountToken
+		return verifiedClaims{}, ErrNotServiceAccountToken
 	}
 	if err := public.ValidateWithLeeway(jwt.Expected{Time: i.clock.Now()}, leeway); err != nil {
-		return Verified{}, fmt.Errorf("service-account token is not valid: %w", err)
+		return verifiedClaims{}, fmt.Errorf("service-account token is not valid: %w", err)
 	}
 	if !anyAudience(public.Audience, audiences) {
-		return Verified{}, errors.New("token audiences is invalid")
+		return verifiedClaims{}, errors.New("token audiences is invalid")
 	}
 	p := private.K
 	if p == nil || p.ServiceAccount == nil || public.Subject != Subject(p.Namespace, p.ServiceAccount.Name) {
-		return Verified{}, errors.New("service-account token has no or an inconsistent kubernetes.io claim")
+		return verifiedClaims{}, errors.New("service-account token has no or an inconsistent kubernetes.io claim")
 	}
-	return Verified{Private: *p, ID: public.ID}, nil
+	return verifiedClaims{Verified: Verified{Private: *p, ID: public.ID}, expiry: public.Expiry.Time()}, nil
 }
 
 func anyAudience(have jwt.Audience, want []string) bool {

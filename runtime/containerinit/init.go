@@ -15,6 +15,10 @@
 // Before the exec, errors go to file descriptor 3 (the status pipe, closed
 // on exec): the runtime reads it to tell a command that could not start
 // (StartError) from one that ran.
+//
+// With argv[0] ExecArg0 the same binary runs kubectl exec's command in a
+// running container instead (exec.go): it joins the container's
+// namespaces and takes its user and capabilities as the init does.
 package containerinit
 
 import (
@@ -77,14 +81,30 @@ type Spec struct {
 	// NoNewPrivs: allowPrivilegeEscalation false (setuid programs and file
 	// capabilities give the command nothing).
 	NoNewPrivs bool `json:"noNewPrivs,omitempty"`
+
+	// Exec mode (ExecArg0) only: Pid is the host PID of the container's
+	// PID 1, whose namespaces the command joins; CgroupDir the
+	// container's cgroup (empty: the runtime's); TTY makes the command's
+	// stdin its controlling terminal.
+	Pid       int    `json:"pid,omitempty"`
+	CgroupDir string `json:"cgroupDir,omitempty"`
+	TTY       bool   `json:"tty,omitempty"`
 }
 
 func init() {
-	if len(os.Args) != 2 || os.Args[0] != Arg0 {
+	if len(os.Args) != 2 || (os.Args[0] != Arg0 && os.Args[0] != ExecArg0) {
 		return
 	}
 	status := os.NewFile(StatusFD, "status")
-	err := run(os.Args[1])
+	var err error
+	if os.Args[0] == ExecArg0 {
+		var code int
+		if code, err = runExec(os.Args[1], status); err == nil {
+			os.Exit(code)
+		}
+	} else {
+		err = run(os.Args[1])
+	}
 	fmt.Fprint(status, err.Error())
 	os.Exit(128)
 }

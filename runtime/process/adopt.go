@@ -266,11 +266,8 @@ func (p *pod) resumeAttempt(c *ctr, a *adoption) (code int32, ran time.Duration,
 	if st.StartError != "" {
 		return p.startError(c, a.n, "failed to start container process: "+st.StartError), 0, true
 	}
-	var spec shim.Spec
-	if b, err := os.ReadFile(a.base + ".shim"); err == nil {
-		_ = json.Unmarshal(b, &spec)
-	}
-	pr := &proc{pid: st.Pid, pidStart: st.PidStart, shim: &shimRef{base: a.base}, ns: spec.Init,
+	spec, ns := readShimSpec(a.base)
+	pr := &proc{pid: st.Pid, pidStart: st.PidStart, shim: &shimRef{base: a.base}, ns: ns,
 		image: spec.ImageID != "", exited: make(chan struct{}), drained: make(chan struct{})}
 	p.holdAdoptedImage(spec)
 	close(pr.drained) // the output of an adopted shim goes to its log only
@@ -404,4 +401,22 @@ func (r *Runtime) removeOrphan(dir string, bases []string, remove bool) {
 			r.log.Info("remove orphaned pod dir", "dir", dir, "err", err.Error())
 		}
 	}
+}
+
+// readShimSpec reads an attempt's shim spec (zero when unreadable) and
+// whether its container runs in namespaces of its own (exec joins them):
+// Init in the current format; "namespaces" in the one written before the
+// container init started every namespaced container, whose live shims an
+// upgraded agent adopts.
+func readShimSpec(base string) (spec shim.Spec, ns bool) {
+	b, err := os.ReadFile(base + ".shim")
+	if err != nil {
+		return spec, false
+	}
+	var legacy struct {
+		Namespaces bool `json:"namespaces"`
+	}
+	_ = json.Unmarshal(b, &spec)
+	_ = json.Unmarshal(b, &legacy)
+	return spec, spec.Init || legacy.Namespaces
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -307,4 +308,39 @@ func TestAdoptExitedThenRestarts(t *testing.T) {
 		_ = r.Logs(context.Background(), "adopt4", "main", runtime.LogOptions{}, &b)
 		return b.String() == "second run\n"
 	})
+}
+
+// An attempt's shim spec says whether its container has namespaces of its
+// own, in the current format and in the one before the container init
+// started every namespaced container ("namespaces", "initPath"): an
+// adopted container of either is exec'd into through its namespaces.
+func TestReadShimSpecNamespaces(t *testing.T) {
+	cases := []struct {
+		name, file string
+		wantNS     bool
+		wantArgv   []string
+	}{
+		{name: "container init", file: `{"argv":["batchlet-container-init","{}"],"init":true,"path":"/proc/self/exe"}`, wantNS: true,
+			wantArgv: []string{"batchlet-container-init", "{}"}},
+		{name: "before the merge, namespaced", file: `{"argv":["sleep","30"],"namespaces":true,"ns":{},"initPath":"/proc/self/exe","initArgv":["batchlet-container-init","{}"]}`,
+			wantNS: true, wantArgv: []string{"sleep", "30"}},
+		{name: "without namespaces", file: `{"argv":["sleep","30"],"cred":{"Uid":1000}}`, wantArgv: []string{"sleep", "30"}},
+		{name: "before the merge, without namespaces", file: `{"argv":["sleep","30"],"namespaces":false}`, wantArgv: []string{"sleep", "30"}},
+		{name: "torn", file: `{"argv":["sle`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			base := filepath.Join(t.TempDir(), "main.0")
+			if err := os.WriteFile(base+".shim", []byte(tc.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			spec, ns := readShimSpec(base)
+			if ns != tc.wantNS || !slices.Equal(spec.Argv, tc.wantArgv) {
+				t.Errorf("readShimSpec = argv %q, namespaces %v; want %q, %v", spec.Argv, ns, tc.wantArgv, tc.wantNS)
+			}
+		})
+	}
+	if _, ns := readShimSpec(filepath.Join(t.TempDir(), "missing")); ns {
+		t.Errorf("a missing spec has namespaces")
+	}
 }

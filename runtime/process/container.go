@@ -100,7 +100,7 @@ func (p *pod) attempt(c *ctr, n int) (code int32, ran time.Duration, ok bool) {
 			return 0, 0, false
 		}
 	}
-	env, ok := p.resolveEnv(c)
+	env, ok := p.resolveEnv(c, img)
 	if !ok {
 		return 0, 0, false
 	}
@@ -209,13 +209,13 @@ func (p *pod) await(c *ctr, pr *proc, started metav1.Time, id, logPath string) (
 }
 
 // resolveEnv builds c's environment, waiting CreateContainerConfigError
-// while a referenced ConfigMap or Secret is missing, or while a host
-// container that must not run as root would.
-func (p *pod) resolveEnv(c *ctr) ([]envVar, bool) {
+// while a referenced ConfigMap or Secret is missing, or while a container
+// that must not run as root would (or, in img, might).
+func (p *pod) resolveEnv(c *ctr, img *containerImage) ([]envVar, bool) {
 	for {
 		env, err := buildEnv(context.Background(), p.api, c.spec, p.res, p.hostname)
-		if err == nil && !p.runsImages() {
-			err = p.verifyRunAsNonRoot(c)
+		if err == nil {
+			err = p.verifyRunAsNonRoot(c, img)
 		}
 		if err == nil {
 			return env, true
@@ -621,8 +621,10 @@ func (p *pod) findLog(container string, attempt int) (string, bool) {
 	return "", false
 }
 
-// exec runs cmd in the namespaces, environment and working directory of a
-// running container.
+// exec runs argv in a running container with its environment and working
+// directory; in a namespaced container through the container init's exec
+// mode, which joins the container's namespaces and cgroup and takes its
+// user, groups and capabilities, as runc exec does.
 func (p *pod) exec(ctx context.Context, name string, argv []string, s runtime.ExecStreams) error {
 	p.mu.Lock()
 	c, ok := p.find(name)
@@ -639,24 +641,24 @@ func (p *pod) exec(ctx context.Context, name string, argv []string, s runtime.Ex
 	if len(argv) == 0 {
 		return fmt.Errorf("exec: no command")
 	}
+	var cmd *exec.Cmd
+	var status *os.File
 	if pr.ns {
-		// The container is PID 1 of its PID namespace, so its PID is the
-		// one whose namespaces to join.
-		argv = append([]string{shim.NsenterBin, "-t", fmt.Sprint(pr.pid), "-m", "-u", "-p", "--",
-			"/bin/sh", "-c", `cd "$0" && exec "$@"`, workDir}, argv...)
-	}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = environ(env)
-	if !pr.ns {
+		var err error
+		if cmd, status, err = p.execInit(ctx, c, pr, argv, workDir, s.TTY); err != nil {
+			return err
+		}
+		defer status.Close()
+	} else {
+		cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
 		cmd.Dir = workDir
 	}
-	var err error
-	if s.TTY {
-		err = runWithTTY(cmd, s)
-	} else {
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = s.Stdin, s.Stdout, s.Stderr
-		err = cmd.Run()
+	cmd.Env = environ(env)
+	ptmx := hostPTMX
+	if pr.ns {
+		ptmx = containerPTMX(pr.pid)
 	}
+	err := runExecCmd(cmd, s, ptmx, status)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		code := ee.ExitCode()
@@ -665,8 +667,69 @@ func (p *pod) exec(ctx context.Context, name string, argv []string, s runtime.Ex
 		}
 		return &runtime.ExitError{Code: code}
 	}
-	if err != nil {
+	var startErr execStartError
+	if err != nil && !errors.As(err, &startErr) {
 		return fmt.Errorf("exec in container %s: %w", name, err)
 	}
-	return nil
+	return err
+}
+
+// execInit is the container init in exec mode running argv in c, whose
+// PID 1 is pr, and the read end of its status pipe.
+func (p *pod) execInit(ctx context.Context, c *ctr, pr *proc, argv []string, workDir string, tty bool) (*exec.Cmd, *os.File, error) {
+	args, err := initArgvAs(containerinit.ExecArg0, p.execSpec(c, pr, argv, workDir, tty))
+	if err != nil {
+		return nil, nil, err
+	}
+	status, statusW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("status pipe: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, selfExe)
+	cmd.Args, cmd.Dir = args, "/"
+	cmd.ExtraFiles = []*os.File{statusW} // containerinit.StatusFD
+	// The init kills the command on SIGTERM (SIGKILL would leave it
+	// running: it is the init's child in another PID namespace).
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	return cmd, status, nil
+}
+
+// execStartError is why an exec's command could not start, in the words
+// of containerd and runc.
+type execStartError string
+
+func (e execStartError) Error() string {
+	return "failed to exec in container: OCI runtime exec failed: exec failed: unable to start container process: " + string(e)
+}
+
+// runExecCmd runs cmd wired to the exec streams (on a pseudo-terminal when
+// they ask for one) and waits for it. With status (the container init's),
+// what the init reports there is why the command could not start. ptmx
+// makes the terminal (the container's devpts instance in exec mode).
+func runExecCmd(cmd *exec.Cmd, s runtime.ExecStreams, ptmx string, status *os.File) error {
+	var wait func() error
+	var err error
+	if s.TTY {
+		// In exec mode the command takes the terminal itself, in a session
+		// of its own: the init must not hold it.
+		wait, err = startWithTTY(cmd, s, ptmx, status == nil)
+	} else {
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = s.Stdin, s.Stdout, s.Stderr
+		if err = cmd.Start(); err == nil {
+			wait = cmd.Wait
+		}
+	}
+	if status != nil {
+		cmd.ExtraFiles[0].Close()
+	}
+	if err != nil {
+		return err
+	}
+	if status != nil {
+		if msg, _ := io.ReadAll(status); len(msg) > 0 {
+			_ = wait()
+			return execStartError(msg)
+		}
+	}
+	return wait()
 }

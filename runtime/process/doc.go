@@ -24,8 +24,10 @@
 // takes the securityContext's user and groups and execs the command. The
 // thread is never unlocked, so Go ends it with the goroutine, and the
 // parent-death signal (sent when that thread ends) only fires when the
-// shim dies. exec joins a running container's namespaces with
-// /usr/bin/nsenter. Without namespaces containers are plain process groups
+// shim dies. exec starts the container init in exec mode
+// (containerinit.ExecArg0), which joins a running container's namespaces
+// and cgroup and runs the command as the container's (its user, groups,
+// capabilities, no_new_privs). Without namespaces containers are plain process groups
 // and one log line says so.
 //
 // Stopping sends SIGTERM to the container's process group, then SIGKILL

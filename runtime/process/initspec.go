@@ -76,11 +76,17 @@ func (p *pod) imageRoot(c *ctr, spec *containerinit.Spec) error {
 
 // initArgv is the argv of the container init that runs spec.
 func initArgv(spec containerinit.Spec) ([]string, error) {
+	return initArgvAs(containerinit.Arg0, spec)
+}
+
+// initArgvAs is the argv of the container init that runs spec in the mode
+// arg0 names (containerinit.Arg0 or ExecArg0).
+func initArgvAs(arg0 string, spec containerinit.Spec) ([]string, error) {
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return nil, fmt.Errorf("container init spec: %w", err)
 	}
-	return []string{containerinit.Arg0, string(b)}, nil
+	return []string{arg0, string(b)}, nil
 }
 
 // startInit starts cmd (argv, env, working directory seen from the
@@ -100,4 +106,23 @@ func startInit(cmd *exec.Cmd, spec containerinit.Spec, exited chan struct{}) err
 	cmd.Path, cmd.Args, cmd.Dir = selfExe, args, "/"
 	cmd.ExtraFiles = []*os.File{statusW} // containerinit.StatusFD
 	return shim.StartInit(cmdStarter(cmd), status, statusW, nil, exited)
+}
+
+// execSpec is the container init's exec-mode spec for running argv in c,
+// whose PID 1 is pr: the container's user, groups and capabilities, as
+// initSpec gives its command.
+func (p *pod) execSpec(c *ctr, pr *proc, argv []string, workDir string, tty bool) containerinit.Spec {
+	s := securityOf(p.api, c.spec)
+	spec := containerinit.Spec{Argv: argv, WorkDir: workDir, Pid: pr.pid, TTY: tty,
+		RunAsUser: s.uid, RunAsGroup: s.gid, Groups: s.groups,
+		Privileged: s.privileged, CapAdd: s.capAdd, CapDrop: s.capDrop, NoNewPrivs: s.noNewPrivs}
+	if pr.cg != nil {
+		spec.CgroupDir = pr.cg.dir
+	}
+	p.mu.Lock()
+	if c.image != nil {
+		spec.User = c.image.img.Config.Config.User
+	}
+	p.mu.Unlock()
+	return spec
 }

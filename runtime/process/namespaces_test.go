@@ -1,10 +1,13 @@
 package process
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -13,6 +16,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/batchlet/batchlet/runtime"
 	"github.com/batchlet/batchlet/runtime/containerinit"
@@ -274,5 +278,57 @@ func TestSIGTERMDisposition(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%q: SIGTERM default %v, want %v", tc.script, got, tc.want)
 		}
+	}
+}
+
+// kubectl exec runs as the container's command does: its user and groups,
+// its capabilities (none effective as uid 1000, the bounding set narrowed
+// as root), no_new_privs, its PID namespace; a command that cannot start
+// is an error with runc's words, an exit code an ExitError.
+func TestExecTakesTheContainersUserAndCapabilities(t *testing.T) {
+	r := namespacedRuntime(t)
+	user := shC("user", "sleep 30")
+	user.SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To[int64](1000), RunAsGroup: ptr.To[int64](1000),
+		AllowPrivilegeEscalation: ptr.To(false)}
+	root := shC("root", "sleep 30")
+	root.SecurityContext = &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: []corev1.Capability{"CHOWN"}}}
+	p := testPod("ex1", corev1.RestartPolicyNever, user, root)
+	p.Spec.SecurityContext = &corev1.PodSecurityContext{SupplementalGroups: []int64{3000}}
+	if err := r.StartPod(context.Background(), p, fakeResolver{}); err != nil {
+		t.Fatal(err)
+	}
+	defer r.RemovePod("ex1")
+	waitStatus(t, r, "ex1", "running", func(s runtime.PodStatus) bool {
+		return s.ContainerStatuses[0].State.Running != nil && s.ContainerStatuses[1].State.Running != nil
+	})
+	const script = `id -u; id -G; grep -E '^(CapEff|CapBnd|NoNewPrivs)' /proc/self/status; cut -d' ' -f2 /proc/1/stat`
+	cases := []struct {
+		container, want string
+	}{
+		{"user", "1000\n1000 3000\nCapEff:\t0000000000000000\nCapBnd:\t00000000a80425fb\nNoNewPrivs:\t1\n(sh)\n"},
+		{"root", "0\n0 3000\nCapEff:\t0000000000000001\nCapBnd:\t0000000000000001\nNoNewPrivs:\t0\n(sh)\n"},
+	}
+	for _, tc := range cases {
+		var out bytes.Buffer
+		if err := r.Exec(context.Background(), "ex1", tc.container, []string{"sh", "-c", script}, runtime.ExecStreams{Stdout: &out, Stderr: &out}); err != nil {
+			t.Fatalf("%s: exec: %v (%s)", tc.container, err, out.String())
+		}
+		if out.String() != tc.want {
+			t.Errorf("%s: exec output:\n%s\nwant:\n%s", tc.container, out.String(), tc.want)
+		}
+	}
+	err := r.Exec(context.Background(), "ex1", "user", []string{"no-such-command"}, runtime.ExecStreams{})
+	const wantErr = `failed to exec in container: OCI runtime exec failed: exec failed: unable to start container process: exec: "no-such-command": executable file not found in $PATH`
+	if err == nil || !strings.Contains(err.Error(), wantErr) {
+		t.Errorf("exec of a missing command: %v, want %s", err, wantErr)
+	}
+	var tty bytes.Buffer
+	if err := r.Exec(context.Background(), "ex1", "user", []string{"sh", "-c", `t=$(tty) && echo "$t $(stat -c %u "$t")"`}, runtime.ExecStreams{Stdout: &tty, TTY: true}); err != nil ||
+		!regexp.MustCompile(`^/dev/pts/[0-9]+ 1000\r\n$`).MatchString(tty.String()) {
+		t.Errorf("exec with a terminal: %v, output %q, want the container's /dev/pts/N owned by 1000", err, tty.String())
+	}
+	var ee *runtime.ExitError
+	if err := r.Exec(context.Background(), "ex1", "user", []string{"sh", "-c", "kill -9 $$"}, runtime.ExecStreams{}); !errors.As(err, &ee) || ee.Code != 137 {
+		t.Errorf("exec killed by SIGKILL: %v, want exit code 137", err)
 	}
 }

@@ -3,11 +3,15 @@ package process
 import (
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // effectiveSecurity is a container's securityContext merged with its
@@ -50,21 +54,50 @@ func securityOf(pod *corev1.Pod, c *corev1.Container) effectiveSecurity {
 }
 
 // verifyRunAsNonRoot refuses a container that must not run as root and
-// would (the host's programs run as root unless runAsUser says otherwise),
-// with the kubelet's messages; the container then waits in
-// CreateContainerConfigError.
-func (p *pod) verifyRunAsNonRoot(c *ctr) error {
+// would, or might, with the kubelet's messages; the container then waits in
+// CreateContainerConfigError. Without runAsUser, an image container runs
+// as its image's user, which must be numeric to be checked (the kubelet
+// cannot read the image's /etc/passwd); a host command (img nil) as root.
+func (p *pod) verifyRunAsNonRoot(c *ctr, img *containerImage) error {
 	s := securityOf(p.api, c.spec)
 	if !s.nonRoot {
 		return nil
 	}
-	switch {
-	case s.uid == nil:
+	if s.uid != nil {
+		if *s.uid == 0 {
+			return fmt.Errorf("container's runAsUser breaks non-root policy (pod: %q, container: %s)", p.podRef(), c.spec.Name)
+		}
+		return nil
+	}
+	uid, username := new(int64), ""
+	if img != nil {
+		uid, username = imageUser(img.img.Config.Config.User)
+	}
+	if uid == nil {
+		return fmt.Errorf("container has runAsNonRoot and image has non-numeric user (%s), cannot verify user is non-root (pod: %q, container: %s)", username, p.podRef(), c.spec.Name)
+	}
+	if *uid == 0 {
 		return fmt.Errorf("container has runAsNonRoot and image will run as root (pod: %q, container: %s)", p.podRef(), c.spec.Name)
-	case *s.uid == 0:
-		return fmt.Errorf("container's runAsUser breaks non-root policy (pod: %q, container: %s)", p.podRef(), c.spec.Name)
+	}
+	if errs := validation.IsValidUserID(*uid); len(errs) > 0 {
+		return fmt.Errorf("container has runAsNonRoot and image has an invalid user id (%d). (Must be 1-(%d)): %s (pod: %q, container: %s)",
+			*uid, math.MaxInt32, strings.Join(errs, "; "), p.podRef(), c.spec.Name)
 	}
 	return nil
+}
+
+// imageUser is the uid of an image config's User ("user" or "user:group",
+// as containerd's CRI reads it): numeric, else its name; root (0) when
+// empty.
+func imageUser(user string) (uid *int64, name string) {
+	u, _, _ := strings.Cut(user, ":")
+	if u == "" {
+		return new(int64), ""
+	}
+	if n, err := strconv.ParseInt(u, 10, 64); err == nil {
+		return &n, ""
+	}
+	return nil, u
 }
 
 // credential is the user a plain (not namespaced) container runs as: nil

@@ -6,30 +6,54 @@ import (
 	"syscall"
 	"testing"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/batchlet/batchlet/runtime/image"
 )
 
 func TestVerifyRunAsNonRoot(t *testing.T) {
 	const prefix = `(pod: "p-nr_default(nr)", container: main)`
+	noImage := "host command"
 	cases := []struct {
-		name   string
-		pod    *corev1.PodSecurityContext
-		ctr    *corev1.SecurityContext
+		name string
+		pod  *corev1.PodSecurityContext
+		ctr  *corev1.SecurityContext
+		// image is the image config's User; noImage for a host command.
+		image  string
 		wantOK bool
 		want   string
 	}{
-		{name: "nothing asked: root allowed", wantOK: true},
-		{name: "pod runAsNonRoot, no user", pod: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)},
+		{name: "nothing asked: root allowed", image: noImage, wantOK: true},
+		{name: "pod runAsNonRoot, no user", image: noImage, pod: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)},
 			want: "container has runAsNonRoot and image will run as root " + prefix},
-		{name: "pod runAsNonRoot, user 0", pod: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](0)},
+		{name: "pod runAsNonRoot, user 0", image: noImage, pod: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](0)},
 			want: "container's runAsUser breaks non-root policy " + prefix},
-		{name: "pod runAsNonRoot, container user 1000", pod: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)},
+		{name: "pod runAsNonRoot, container user 1000", image: noImage, pod: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)},
 			ctr: &corev1.SecurityContext{RunAsUser: ptr.To[int64](1000)}, wantOK: true},
-		{name: "container turns it off", pod: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)},
+		{name: "container turns it off", image: noImage, pod: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)},
 			ctr: &corev1.SecurityContext{RunAsNonRoot: ptr.To(false)}, wantOK: true},
-		{name: "container runAsNonRoot, pod user 5", pod: &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](5)},
+		{name: "container runAsNonRoot, pod user 5", image: noImage, pod: &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](5)},
 			ctr: &corev1.SecurityContext{RunAsNonRoot: ptr.To(true)}, wantOK: true},
+		{name: "image without user", pod: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)},
+			want: "container has runAsNonRoot and image will run as root " + prefix},
+		{name: "image user 0:0", image: "0:0", pod: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)},
+			want: "container has runAsNonRoot and image will run as root " + prefix},
+		{name: "numeric image user", image: "1000", pod: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)}, wantOK: true},
+		{name: "numeric image user with a group name", image: "65534:nogroup", ctr: &corev1.SecurityContext{RunAsNonRoot: ptr.To(true)}, wantOK: true},
+		{name: "named image user", image: "nobody", pod: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)},
+			want: "container has runAsNonRoot and image has non-numeric user (nobody), cannot verify user is non-root " + prefix},
+		{name: "named image user and group", image: "app:app", ctr: &corev1.SecurityContext{RunAsNonRoot: ptr.To(true)},
+			want: "container has runAsNonRoot and image has non-numeric user (app), cannot verify user is non-root " + prefix},
+		{name: "named image user, runAsUser given", image: "nobody", pod: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65534)},
+			wantOK: true},
+		{name: "named image user, runAsUser 0", image: "nobody", pod: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)},
+			ctr:  &corev1.SecurityContext{RunAsUser: ptr.To[int64](0)},
+			want: "container's runAsUser breaks non-root policy " + prefix},
+		{name: "image user out of range", image: "4294967296", pod: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)},
+			want: "container has runAsNonRoot and image has an invalid user id (4294967296). (Must be 1-(2147483647)): must be between 0 and 2147483647, inclusive " + prefix},
+		{name: "named image user, no runAsNonRoot", image: "nobody", wantOK: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -38,7 +62,11 @@ func TestVerifyRunAsNonRoot(t *testing.T) {
 			api := testPod("nr", corev1.RestartPolicyNever, c)
 			api.Spec.SecurityContext = tc.pod
 			p := &pod{api: api}
-			err := p.verifyRunAsNonRoot(&ctr{spec: &api.Spec.Containers[0]})
+			var img *containerImage
+			if tc.image != noImage {
+				img = &containerImage{img: &image.Image{Config: &v1.ConfigFile{Config: v1.Config{User: tc.image}}}}
+			}
+			err := p.verifyRunAsNonRoot(&ctr{spec: &api.Spec.Containers[0]}, img)
 			switch {
 			case tc.wantOK && err != nil:
 				t.Errorf("refused: %v", err)

@@ -1,0 +1,77 @@
+package results
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+)
+
+// Writer creates ContainerResults. A result that exists already (same
+// name) is not an error: names are deterministic, so it is this one.
+type Writer interface {
+	Create(ctx context.Context, r *ContainerResult) error
+}
+
+// restWriter posts the typed result as JSON and does not decode the
+// answer: a node agent writes one result per container attempt, and the
+// unstructured round trip of a dynamic client (convert, encode, decode
+// the echoed object) was most of the client's share of that write.
+type restWriter struct {
+	client rest.Interface
+}
+
+// NewWriter returns a Writer over a REST client for results.batchlet.dev/v1
+// built from cfg (JSON: results are a CRD, served without protobuf).
+func NewWriter(cfg *rest.Config) (Writer, error) {
+	c := rest.CopyConfig(cfg)
+	c.GroupVersion = &GV
+	c.APIPath = "/apis"
+	c.ContentType = runtime.ContentTypeJSON
+	c.AcceptContentTypes = runtime.ContentTypeJSON
+	c.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	if c.UserAgent == "" {
+		c.UserAgent = rest.DefaultKubernetesUserAgent()
+	}
+	client, err := rest.RESTClientFor(c)
+	if err != nil {
+		return nil, fmt.Errorf("results: client: %w", err)
+	}
+	return restWriter{client: client}, nil
+}
+
+func (w restWriter) Create(ctx context.Context, r *ContainerResult) error {
+	r.APIVersion, r.Kind = GV.String(), Kind
+	body, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("results: encode %s: %w", r.Name, err)
+	}
+	err = w.client.Post().Namespace(r.Namespace).Resource(Resource).SetHeader("Content-Type", runtime.ContentTypeJSON).Body(body).Do(ctx).Error()
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("results: create %s: %w", r.Name, err)
+	}
+	return nil
+}
+
+// DynamicWriter writes results through a dynamic client.
+type DynamicWriter struct {
+	Client dynamic.Interface
+}
+
+func (w DynamicWriter) Create(ctx context.Context, r *ContainerResult) error {
+	u, err := ToUnstructured(r)
+	if err != nil {
+		return err
+	}
+	_, err = w.Client.Resource(GVR).Namespace(r.Namespace).Create(ctx, u, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("results: create %s: %w", r.Name, err)
+	}
+	return nil
+}
