@@ -4,8 +4,8 @@
 // node agents. It assembles the parts that live in packages of their own:
 // authentication (authn) and authorization (authz), discovery and OpenAPI
 // (discovery), the storage layer (genericstore), per-resource behaviour
-// (registry) and the loops (crdsync, nslifecycle, eventttl,
-// kubernetesservice).
+// (registry, registry/strategy), the admission plugins (admission) and the
+// loops (crdsync, nslifecycle, eventttl, kubernetesservice).
 package apiserver
 
 import (
