@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/batchlet/batchlet/apiserver/endpoints"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/batchlet/batchlet/apiserver/query"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
+	"github.com/batchlet/batchlet/apiserver/registry/strategy"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -118,10 +118,7 @@ func (s *Server) deleteObject(ctx context.Context, res *registry.Resource, names
 			}
 			return out, false, err
 		}
-		if res.PrepareForDelete != nil {
-			res.PrepareForDelete(obj)
-		}
-		pending := s.markDeleting(res, obj, opts)
+		pending := strategy.For(res, s.clock).PrepareForDelete(obj, opts)
 		if len(opts.DryRun) > 0 {
 			return obj, !pending, nil
 		}
@@ -169,81 +166,6 @@ func uidPreconditionFailed(gr schema.GroupResource, name string, want, got types
 	return apierrors.NewConflict(gr, name,
 		//lint:ignore ST1005 upstream's exact message, shown to users in the Status
 		fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", want, got))
-}
-
-// markDeleting applies propagation finalizers and graceful deletion to obj;
-// it returns true when the object must stay (updated) instead of going now.
-func (s *Server) markDeleting(res *registry.Resource, obj runtime.Object, opts *metav1.DeleteOptions) bool {
-	m := genericstore.Accessor(obj)
-	switch propagation(res, opts) {
-	case metav1.DeletePropagationOrphan:
-		m.SetFinalizers(withFinalizer(withoutFinalizer(m.GetFinalizers(), metav1.FinalizerDeleteDependents), metav1.FinalizerOrphanDependents))
-	case metav1.DeletePropagationForeground:
-		m.SetFinalizers(withFinalizer(withoutFinalizer(m.GetFinalizers(), metav1.FinalizerOrphanDependents), metav1.FinalizerDeleteDependents))
-	case metav1.DeletePropagationBackground:
-		if m.GetDeletionTimestamp() == nil {
-			m.SetFinalizers(withoutFinalizer(withoutFinalizer(m.GetFinalizers(), metav1.FinalizerOrphanDependents), metav1.FinalizerDeleteDependents))
-		}
-	}
-	now := s.clock.Now()
-	grace, graceful := int64(0), false
-	if res.GracefulDelete != nil {
-		grace, graceful = res.GracefulDelete(obj, opts.GracePeriodSeconds)
-	}
-	if graceful {
-		if old := m.GetDeletionGracePeriodSeconds(); m.GetDeletionTimestamp() == nil || (old != nil && grace < *old) {
-			ts := metav1.NewTime(now.Add(time.Duration(grace) * time.Second))
-			m.SetDeletionTimestamp(&ts)
-			m.SetDeletionGracePeriodSeconds(&grace)
-		}
-		return true
-	}
-	if len(m.GetFinalizers()) == 0 {
-		return false
-	}
-	if ts := m.GetDeletionTimestamp(); ts == nil || ts.Time.After(now) {
-		// Shortening a pending graceful deletion to zero moves it to now.
-		nowTS := metav1.NewTime(now)
-		m.SetDeletionTimestamp(&nowTS)
-	}
-	zero := int64(0)
-	m.SetDeletionGracePeriodSeconds(&zero)
-	return true
-}
-
-func propagation(res *registry.Resource, opts *metav1.DeleteOptions) metav1.DeletionPropagation {
-	switch {
-	case opts.PropagationPolicy != nil:
-		return *opts.PropagationPolicy
-	//lint:ignore SA1019 kube-apiserver still honours the deprecated orphanDependents for older clients; so do we
-	case opts.OrphanDependents != nil && *opts.OrphanDependents:
-		return metav1.DeletePropagationOrphan
-	//lint:ignore SA1019 kube-apiserver still honours the deprecated orphanDependents for older clients; so do we
-	case opts.OrphanDependents != nil:
-		return metav1.DeletePropagationBackground
-	case res.OrphanByDefault:
-		return metav1.DeletePropagationOrphan
-	}
-	return ""
-}
-
-func withFinalizer(fs []string, f string) []string {
-	for _, x := range fs {
-		if x == f {
-			return fs
-		}
-	}
-	return append(fs, f)
-}
-
-func withoutFinalizer(fs []string, f string) []string {
-	out := fs[:0:0]
-	for _, x := range fs {
-		if x != f {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {

@@ -4,8 +4,8 @@
 // node agents. It assembles the parts that live in packages of their own:
 // authentication (authn) and authorization (authz), discovery and OpenAPI
 // (discovery), the storage layer (genericstore), per-resource behaviour
-// (registry) and the loops (crdsync, nslifecycle, eventttl,
-// kubernetesservice).
+// (registry, registry/strategy), the admission plugins (admission) and the
+// loops (crdsync, nslifecycle, eventttl, kubernetesservice).
 package apiserver
 
 import (
@@ -17,6 +17,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/batchlet/batchlet/apiserver/admission"
 
 	"github.com/batchlet/batchlet/apiserver/authn"
 	"github.com/batchlet/batchlet/apiserver/authz"
@@ -40,6 +42,10 @@ import (
 	"k8s.io/utils/clock"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 )
+
+// DefaultServiceCIDR is the service CIDR unless configured: kubeadm's
+// default, whose first address 10.96.0.1 is the kubernetes Service.
+const DefaultServiceCIDR = "10.96.0.0/12"
 
 // DefaultMaxRequestBodyBytes is the request body limit unless configured.
 const DefaultMaxRequestBodyBytes = 3 << 20
@@ -130,9 +136,9 @@ type Server struct {
 	fieldManagers *patch.FieldManagers
 	// nodeTransport proxies pods/log and pods/exec to node agents.
 	nodeTransport *http.Transport
-	// serviceRange and clusterIPMu allocate Service ClusterIPs.
+	// serviceRange is where Service ClusterIPs come from.
 	serviceRange *ipalloc.Range
-	clusterIPMu  sync.Mutex
+	admit        admissionPlugins
 	// self is where the kubernetes Service sends clients (see
 	// AdvertiseAt); unset, no kubernetes Service is kept.
 	self netip.AddrPort
@@ -196,6 +202,7 @@ func New(cfg Config) (*Server, error) {
 		nodeTransport: newNodeTransport(cfg.NodeTLS), fieldManagers: patch.NewFieldManagers(scheme),
 		serviceRange: serviceRange,
 	}
+	s.admit = s.newAdmission()
 	s.codec = endpoints.NewCodec(scheme, cfg.MaxRequestBodyBytes, cfg.Clock, s.resourceForKind)
 	s.objects = genericstore.New(genericstore.Config{Backend: cfg.Storage, Clock: cfg.Clock, Logger: cfg.Logger, BookmarkInterval: cfg.BookmarkInterval})
 	s.authn = s.newAuthenticator()
@@ -214,6 +221,26 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// admissionPlugins are the admission plugins a create runs.
+type admissionPlugins struct {
+	namespace admission.NamespaceLifecycle
+	// serviceAccount is nil when no service-account tokens are issued.
+	serviceAccount *admission.ServiceAccount
+	clusterIPs     *admission.ClusterIPs
+}
+
+func (s *Server) newAdmission() admissionPlugins {
+	objects := storeReader{s}
+	plugins := admissionPlugins{
+		namespace:  admission.NamespaceLifecycle{Objects: objects},
+		clusterIPs: admission.NewClusterIPs(objects, s.serviceRange),
+	}
+	if s.cfg.ServiceAccountIssuer != nil {
+		plugins.serviceAccount = &admission.ServiceAccount{Objects: objects}
+	}
+	return plugins
 }
 
 // Handler is the HTTP handler serving the whole API.

@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/batchlet/batchlet/apiserver/admission"
+
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -176,7 +178,7 @@ func TestPodAdmissionMountsTheServiceAccountToken(t *testing.T) {
 				t.Errorf("projected sources = %+v", srcs)
 			}
 			for _, c := range append(got.Spec.InitContainers, got.Spec.Containers...) {
-				want := []corev1.VolumeMount{{Name: got.Spec.Volumes[0].Name, ReadOnly: true, MountPath: ServiceAccountTokenMountPath}}
+				want := []corev1.VolumeMount{{Name: got.Spec.Volumes[0].Name, ReadOnly: true, MountPath: admission.ServiceAccountTokenMountPath}}
 				if !reflect.DeepEqual(c.VolumeMounts, want) {
 					t.Errorf("container %s mounts = %+v, want %+v", c.Name, c.VolumeMounts, want)
 				}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"reflect"
 
 	"github.com/batchlet/batchlet/apiserver/endpoints"
 
@@ -12,21 +11,18 @@ import (
 
 	"github.com/batchlet/batchlet/apiserver/patch"
 	"github.com/batchlet/batchlet/apiserver/registry"
-	"github.com/batchlet/batchlet/apiserver/validation"
-	"k8s.io/apimachinery/pkg/api/equality"
+	"github.com/batchlet/batchlet/apiserver/registry/strategy"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // updateMode selects the strategy hooks of an update.
-type updateMode int
+type updateMode = strategy.Mode
 
 const (
-	modeMain   updateMode = iota // PUT/PATCH of the main resource
-	modeStatus                   // the status subresource
-	modeRaw                      // server-internal writes (binding): no strategy
+	modeMain   = strategy.Main   // PUT/PATCH of the main resource
+	modeStatus = strategy.Status // the status subresource
+	modeRaw    = strategy.Raw    // server-internal writes (binding): no strategy
 )
 
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo, mode updateMode) {
@@ -99,55 +95,10 @@ func mayShare(ctx context.Context, mode updateMode) bool {
 
 // prepareUpdate keeps immutable metadata, applies the strategy and validates.
 func (s *Server) prepareUpdate(res *registry.Resource, obj, cur runtime.Object, mode updateMode) error {
-	nm, cm := genericstore.Accessor(obj), genericstore.Accessor(cur)
-	obj.GetObjectKind().SetGroupVersionKind(res.GVK())
-	nm.SetName(cm.GetName())
-	nm.SetNamespace(cm.GetNamespace())
-	nm.SetUID(cm.GetUID())
-	nm.SetCreationTimestamp(cm.GetCreationTimestamp())
-	nm.SetDeletionTimestamp(cm.GetDeletionTimestamp())
-	nm.SetDeletionGracePeriodSeconds(cm.GetDeletionGracePeriodSeconds())
-	nm.SetGeneration(cm.GetGeneration())
-	nm.SetResourceVersion(cm.GetResourceVersion())
-	var errs field.ErrorList
-	switch mode {
-	case modeRaw:
-	case modeStatus:
-		if res.PrepareForStatusUpdate != nil {
-			res.PrepareForStatusUpdate(obj, cur)
-		}
-		if res.ValidateStatusUpdate != nil {
-			errs = res.ValidateStatusUpdate(obj, cur)
-		}
-	default:
-		if res.PrepareForUpdate != nil {
-			res.PrepareForUpdate(obj, cur)
-		}
-		changed := res.HasSpec && specChanged(obj, cur)
-		if changed {
-			nm.SetGeneration(cm.GetGeneration() + 1)
-		}
-		switch {
-		case res.HasSpec && res.ValidateUpdateSpecKnown != nil:
-			errs = res.ValidateUpdateSpecKnown(obj, cur, !changed)
-		case res.ValidateUpdate != nil:
-			errs = res.ValidateUpdate(obj, cur)
-		}
-	}
-	if !res.ValidateUpdateChecksMeta || mode == modeRaw {
-		errs = append(apivalidation.ValidateObjectMetaAccessorUpdate(validation.UnchangedHidden(nm, cm), cm, field.NewPath("metadata")), errs...)
-	}
-	if len(errs) > 0 {
-		return apierrors.NewInvalid(res.GVK().GroupKind(), cm.GetName(), errs)
+	st := strategy.For(res, s.clock)
+	specChanged := st.PrepareForUpdate(obj, cur, mode)
+	if errs := st.ValidateUpdate(obj, cur, mode, specChanged); len(errs) > 0 {
+		return apierrors.NewInvalid(res.GVK().GroupKind(), genericstore.Accessor(cur).GetName(), errs)
 	}
 	return nil
-}
-
-func specChanged(a, b runtime.Object) bool {
-	av := reflect.ValueOf(a).Elem().FieldByName("Spec")
-	bv := reflect.ValueOf(b).Elem().FieldByName("Spec")
-	if !av.IsValid() || !bv.IsValid() {
-		return false
-	}
-	return !equality.Semantic.DeepEqual(av.Interface(), bv.Interface())
 }

@@ -1,28 +1,39 @@
-package apiserver
+package admission
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"net/netip"
-
-	"github.com/batchlet/batchlet/apiserver/genericstore"
+	"sync"
 
 	"github.com/batchlet/batchlet/apiserver/ipalloc"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// DefaultServiceCIDR is the service CIDR unless configured: kubeadm's
-// default, whose first address 10.96.0.1 is the kubernetes Service.
-const DefaultServiceCIDR = "10.96.0.0/12"
+// ClusterIPs gives new Services their ClusterIP from Range. The stored
+// Services are the allocator's whole state, so it survives restarts and a
+// deleted Service frees its address; mu keeps two creates from taking the
+// same one.
+type ClusterIPs struct {
+	objects Objects
+	rng     *ipalloc.Range
+	mu      sync.Mutex
+}
 
-// allocateClusterIP gives a new Service its ClusterIP: the requested one
-// once checked against the range and the stored Services, or a free one.
-// The returned unlock must be called once the Service is stored (or not):
-// until then no other Service can take the same address.
-func (s *Server) allocateClusterIP(ctx context.Context, svc *corev1.Service) (unlock func(), err error) {
+// NewClusterIPs is the allocator of r over the Services objects holds.
+func NewClusterIPs(objects Objects, r *ipalloc.Range) *ClusterIPs {
+	return &ClusterIPs{objects: objects, rng: r}
+}
+
+// Allocate gives svc its ClusterIP: the requested one once checked against
+// the range and the stored Services, or a free one. The returned unlock
+// must be called once the Service is stored (or not): until then no other
+// Service can take the same address.
+func (a *ClusterIPs) Allocate(ctx context.Context, svc *corev1.Service) (unlock func(), err error) {
 	nothing := func() {}
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
 		return nothing, nil
@@ -42,19 +53,19 @@ func (s *Server) allocateClusterIP(ctx context.Context, svc *corev1.Service) (un
 				"must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"))
 		}
 	}
-	s.clusterIPMu.Lock()
-	inUse, err := s.clusterIPsInUse(ctx)
+	a.mu.Lock()
+	inUse, err := a.inUse(ctx)
 	if err != nil {
-		s.clusterIPMu.Unlock()
+		a.mu.Unlock()
 		return nothing, err
 	}
-	got, err := s.serviceRange.Allocate(want, func(a netip.Addr) bool { return inUse[a] })
+	got, err := a.rng.Allocate(want, func(addr netip.Addr) bool { return inUse[addr] })
 	if err != nil {
-		s.clusterIPMu.Unlock()
+		a.mu.Unlock()
 		return nothing, allocationError(svc, requested, err)
 	}
 	setClusterIP(svc, got.String())
-	return s.clusterIPMu.Unlock, nil
+	return a.mu.Unlock, nil
 }
 
 // allocationError is upstream's answer to a failed allocation.
@@ -86,21 +97,17 @@ func setClusterIP(svc *corev1.Service, ip string) {
 	}
 }
 
-// clusterIPsInUse collects the ClusterIPs of the stored Services: the
-// allocator's whole state, so it survives restarts and a deleted Service
-// frees its address.
-func (s *Server) clusterIPsInUse(ctx context.Context) (map[netip.Addr]bool, error) {
-	res := s.resource("", "v1", "services")
-	everything := genericstore.Everything(res)
-	lr, err := s.objects.List(ctx, res, "", everything, 0, "", "", "")
+// inUse collects the ClusterIPs of the stored Services.
+func (a *ClusterIPs) inUse(ctx context.Context) (map[netip.Addr]bool, error) {
+	services, err := a.objects.List(ctx, corev1.SchemeGroupVersion.WithResource("services"), "", fields.Everything())
 	if err != nil {
 		return nil, fmt.Errorf("listing services: %w", err)
 	}
 	inUse := map[netip.Addr]bool{}
-	for _, obj := range lr.Items {
+	for _, obj := range services {
 		for _, ip := range obj.(*corev1.Service).Spec.ClusterIPs {
-			if a, err := netip.ParseAddr(ip); err == nil {
-				inUse[a] = true
+			if addr, err := netip.ParseAddr(ip); err == nil {
+				inUse[addr] = true
 			}
 		}
 	}

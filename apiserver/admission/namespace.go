@@ -1,0 +1,36 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/batchlet/batchlet/apiserver/registry"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// NamespaceLifecycle rejects new content in missing or terminating
+// namespaces (events excepted, so the deletion can still be reported).
+type NamespaceLifecycle struct {
+	Objects Objects
+}
+
+// Admit checks the create of name, of namespaced resource res, in namespace.
+func (p NamespaceLifecycle) Admit(ctx context.Context, res *registry.Resource, namespace, name string) error {
+	if namespace == "" {
+		return apierrors.NewBadRequest("the server could not find the requested resource: namespace is required")
+	}
+	obj, err := p.Objects.Get(ctx, corev1.SchemeGroupVersion.WithResource("namespaces"), "", namespace)
+	if err != nil {
+		return err
+	}
+	ns := obj.(*corev1.Namespace)
+	if ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
+		if res.GVR.Resource == "events" {
+			return nil
+		}
+		return apierrors.NewForbidden(res.GroupResource(), name,
+			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", namespace))
+	}
+	return nil
+}

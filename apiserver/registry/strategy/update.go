@@ -1,0 +1,82 @@
+package strategy
+
+import (
+	"reflect"
+
+	"github.com/batchlet/batchlet/apiserver/genericstore"
+	"github.com/batchlet/batchlet/apiserver/validation"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// PrepareForUpdate keeps the metadata an update may not change from old,
+// runs the mode's strategy hook and, for a main-resource update of a
+// resource with a spec, bumps the generation when the spec changed. It
+// reports that change so ValidateUpdate need not compare the specs again.
+func (s Strategy) PrepareForUpdate(obj, old runtime.Object, mode Mode) (specChanged bool) {
+	nm, om := genericstore.Accessor(obj), genericstore.Accessor(old)
+	obj.GetObjectKind().SetGroupVersionKind(s.res.GVK())
+	nm.SetName(om.GetName())
+	nm.SetNamespace(om.GetNamespace())
+	nm.SetUID(om.GetUID())
+	nm.SetCreationTimestamp(om.GetCreationTimestamp())
+	nm.SetDeletionTimestamp(om.GetDeletionTimestamp())
+	nm.SetDeletionGracePeriodSeconds(om.GetDeletionGracePeriodSeconds())
+	nm.SetGeneration(om.GetGeneration())
+	nm.SetResourceVersion(om.GetResourceVersion())
+	switch mode {
+	case Raw:
+	case Status:
+		if s.res.PrepareForStatusUpdate != nil {
+			s.res.PrepareForStatusUpdate(obj, old)
+		}
+	default:
+		if s.res.PrepareForUpdate != nil {
+			s.res.PrepareForUpdate(obj, old)
+		}
+		specChanged = s.res.HasSpec && specsDiffer(obj, old)
+		if specChanged {
+			nm.SetGeneration(om.GetGeneration() + 1)
+		}
+	}
+	return specChanged
+}
+
+// ValidateUpdate checks an update prepared by PrepareForUpdate (which
+// reported specChanged): the object-meta update checks first, unless the
+// resource's validation makes them, then the mode's validation.
+func (s Strategy) ValidateUpdate(obj, old runtime.Object, mode Mode, specChanged bool) field.ErrorList {
+	var errs field.ErrorList
+	switch mode {
+	case Raw:
+	case Status:
+		if s.res.ValidateStatusUpdate != nil {
+			errs = s.res.ValidateStatusUpdate(obj, old)
+		}
+	default:
+		switch {
+		case s.res.HasSpec && s.res.ValidateUpdateSpecKnown != nil:
+			errs = s.res.ValidateUpdateSpecKnown(obj, old, !specChanged)
+		case s.res.ValidateUpdate != nil:
+			errs = s.res.ValidateUpdate(obj, old)
+		}
+	}
+	if !s.res.ValidateUpdateChecksMeta || mode == Raw {
+		nm, om := genericstore.Accessor(obj), genericstore.Accessor(old)
+		errs = append(apivalidation.ValidateObjectMetaAccessorUpdate(validation.UnchangedHidden(nm, om), om, field.NewPath("metadata")), errs...)
+	}
+	return errs
+}
+
+// specsDiffer says whether the Spec fields of a and b differ semantically
+// (objects without a Spec never change it).
+func specsDiffer(a, b runtime.Object) bool {
+	av := reflect.ValueOf(a).Elem().FieldByName("Spec")
+	bv := reflect.ValueOf(b).Elem().FieldByName("Spec")
+	if !av.IsValid() || !bv.IsValid() {
+		return false
+	}
+	return !equality.Semantic.DeepEqual(av.Interface(), bv.Interface())
+}
