@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 	batchv1 "k8s.io/api/batch/v1"
@@ -16,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/batchlet/batchlet/indexset"
 )
 
 // Labels and annotations linking a re-run Job to its original.
@@ -143,20 +143,22 @@ func planRerun(orig *batchv1.Job) (rerunPlan, error) {
 		return rerunPlan{}, fmt.Errorf("job %s has not finished (no Complete or Failed condition): wait for it first", orig.Name)
 	}
 	completions := int(*orig.Spec.Completions)
-	done, err := parseIndexes(orig.Status.CompletedIndexes, completions)
+	done, err := indexset.Parse(orig.Status.CompletedIndexes, completions)
 	if err != nil {
 		return rerunPlan{}, fmt.Errorf("job %s: status.completedIndexes %q: %w", orig.Name, orig.Status.CompletedIndexes, err)
 	}
-	var rerun []int
+	rerun := make([]bool, completions)
+	failed := 0
 	for i := range completions {
 		if !done[i] {
-			rerun = append(rerun, i)
+			rerun[i] = true
+			failed++
 		}
 	}
-	if len(rerun) == 0 {
+	if failed == 0 {
 		return rerunPlan{}, fmt.Errorf("job %s has no failed indexes: all %d completed", orig.Name, completions)
 	}
-	p := rerunPlan{completed: orig.Status.CompletedIndexes, succeeded: int32(completions - len(rerun)), rerun: formatIndexes(rerun)}
+	p := rerunPlan{completed: orig.Status.CompletedIndexes, succeeded: int32(completions - failed), rerun: indexset.Format(rerun)}
 	p.job = rerunJob(orig, p.rerun)
 	return p, nil
 }
@@ -240,58 +242,4 @@ func carryCompleted(ctx context.Context, client kubernetes.Interface, job *batch
 		_, err = jobs.UpdateStatus(ctx, cur, metav1.UpdateOptions{})
 		return err
 	})
-}
-
-// parseIndexes reads a completedIndexes value ("1,3-5") into a set of
-// indexes below completions.
-func parseIndexes(s string, completions int) ([]bool, error) {
-	set := make([]bool, completions)
-	if s == "" {
-		return set, nil
-	}
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		first, err := strconv.Atoi(lo)
-		if err != nil {
-			return nil, fmt.Errorf("index %q: %w", lo, err)
-		}
-		last := first
-		if isRange {
-			if last, err = strconv.Atoi(hi); err != nil {
-				return nil, fmt.Errorf("index %q: %w", hi, err)
-			}
-		}
-		if first < 0 || last < first || last >= completions {
-			return nil, fmt.Errorf("interval %q out of 0-%d", part, completions-1)
-		}
-		for i := first; i <= last; i++ {
-			set[i] = true
-		}
-	}
-	return set, nil
-}
-
-// formatIndexes spells sorted indexes as completedIndexes does: runs of
-// three or more as a range.
-func formatIndexes(indexes []int) string {
-	var b strings.Builder
-	for i := 0; i < len(indexes); {
-		j := i
-		for j+1 < len(indexes) && indexes[j+1] == indexes[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		switch {
-		case j-i >= 2:
-			fmt.Fprintf(&b, "%d-%d", indexes[i], indexes[j])
-		case j == i+1:
-			fmt.Fprintf(&b, "%d,%d", indexes[i], indexes[j])
-		default:
-			fmt.Fprintf(&b, "%d", indexes[i])
-		}
-		i = j + 1
-	}
-	return b.String()
 }

@@ -124,21 +124,3 @@ func TestRerunFailedCreatesNumberedJobs(t *testing.T) {
 		t.Fatal("rerun of a missing Job succeeded")
 	}
 }
-
-func TestFormatIndexes(t *testing.T) {
-	for in, want := range map[string]string{"": "", "0": "0", "0,1": "0,1", "0-2": "0-2", "1,3-5,7,8": "1,3-5,7,8"} {
-		set, err := parseIndexes(in, 10)
-		if err != nil {
-			t.Fatalf("parse %q: %v", in, err)
-		}
-		var idx []int
-		for i, ok := range set {
-			if ok {
-				idx = append(idx, i)
-			}
-		}
-		if got := formatIndexes(idx); got != want {
-			t.Errorf("format(parse(%q)) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/batchlet/batchlet/indexset"
 )
 
 // Outcome is what a lease request gets.
@@ -42,7 +44,7 @@ func (q *WorkQueue) Pending() int {
 
 // Lease hands the lowest free item to pod, or says why it cannot.
 func (q *WorkQueue) Lease(pod Pod, now time.Time) (Lease, Outcome, error) {
-	done, err := parseRanges(q.Status.Completed, len(q.Spec.Items))
+	done, err := parseCompleted(q.Status.Completed, len(q.Spec.Items))
 	if err != nil {
 		return Lease{}, 0, err
 	}
@@ -85,12 +87,12 @@ func (q *WorkQueue) Complete(id string, podUID string) (Lease, error) {
 	if err != nil {
 		return Lease{}, err
 	}
-	done, err := parseRanges(q.Status.Completed, len(q.Spec.Items))
+	done, err := parseCompleted(q.Status.Completed, len(q.Spec.Items))
 	if err != nil {
 		return Lease{}, err
 	}
 	done[l.Item] = true
-	q.Status.Completed = formatRanges(done)
+	q.Status.Completed = indexset.Format(done)
 	q.Status.CompletedCount++
 	q.Status.Leases = slices.Delete(q.Status.Leases, i, i+1)
 	return l, nil

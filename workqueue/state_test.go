@@ -48,7 +48,7 @@ func TestQueueStateMachine(t *testing.T) {
 				{op: "complete", pod: podB, lease: "1.2"},
 				{op: "lease", pod: podA, out: Drained},
 			},
-			wantCompleted: "0-1", wantAttempts: []int32{1, 1}},
+			wantCompleted: "0,1", wantAttempts: []int32{1, 1}},
 		{name: "a lease completes once", items: 1,
 			steps: []step{
 				{op: "lease", pod: podA, out: Leased, wantID: "0.1"},
@@ -83,7 +83,7 @@ func TestQueueStateMachine(t *testing.T) {
 				{op: "complete", pod: podB, lease: "1.3"},
 				{op: "lease", pod: podB, out: Drained},
 			},
-			wantCompleted: "0-1", wantAttempts: []int32{2, 1}, wantReleased: 1},
+			wantCompleted: "0,1", wantAttempts: []int32{2, 1}, wantReleased: 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -125,31 +125,5 @@ func TestQueueStateMachine(t *testing.T) {
 				t.Errorf("completed %d + leased %d + pending %d != %d items", q.Status.CompletedCount, len(q.Status.Leases), q.Pending(), tc.items)
 			}
 		})
-	}
-}
-
-func TestRanges(t *testing.T) {
-	cases := []struct {
-		set  []bool
-		text string
-	}{
-		{[]bool{}, ""},
-		{[]bool{true}, "0"},
-		{[]bool{true, true, false, true, false, true, true, true}, "0-1,3,5-7"},
-		{[]bool{false, true, true}, "1-2"},
-	}
-	for _, tc := range cases {
-		if got := formatRanges(tc.set); got != tc.text {
-			t.Errorf("formatRanges(%v) = %q, want %q", tc.set, got, tc.text)
-		}
-		got, err := parseRanges(tc.text, len(tc.set))
-		if err != nil || !reflect.DeepEqual(got, tc.set) {
-			t.Errorf("parseRanges(%q) = %v, %v, want %v", tc.text, got, err, tc.set)
-		}
-	}
-	for _, bad := range []string{"x", "3", "1-0", "0-9", "-1"} {
-		if _, err := parseRanges(bad, 3); err == nil {
-			t.Errorf("parseRanges(%q, 3) took it", bad)
-		}
 	}
 }
