@@ -94,7 +94,13 @@ func Ensure(dir string, hosts []string) (*Bundle, error) {
 // ensureSAKey loads the service-account signing key, generating it on the
 // first start.
 func ensureSAKey(dir string) (*ecdsa.PrivateKey, error) {
-	path := filepath.Join(dir, SAKeyFile)
+	return LoadOrCreateKey(filepath.Join(dir, SAKeyFile))
+}
+
+// LoadOrCreateKey reads the P-256 key at path, or makes one and keeps it
+// there (0600, written atomically), so whoever asks again — a restarted
+// server, a join interrupted after its request — gets the same key.
+func LoadOrCreateKey(path string) (*ecdsa.PrivateKey, error) {
 	if b, err := os.ReadFile(path); err == nil {
 		blk, _ := pem.Decode(b)
 		if blk == nil {
@@ -106,20 +112,17 @@ func ensureSAKey(dir string) (*ecdsa.PrivateKey, error) {
 		}
 		return key, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read service-account key: %w", err)
+		return nil, fmt.Errorf("read key: %w", err)
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, fmt.Errorf("generate service-account key: %w", err)
+		return nil, fmt.Errorf("generate key %s: %w", path, err)
 	}
-	der, err := x509.MarshalECPrivateKey(key)
+	keyPEM, err := EncodeKey(key)
 	if err != nil {
-		return nil, fmt.Errorf("marshal service-account key: %w", err)
-	}
-	if err := writeFileAtomic(path, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600); err != nil {
 		return nil, err
 	}
-	return key, nil
+	return key, writeFileAtomic(path, keyPEM, 0o600)
 }
 
 func ensureCA(dir string) (*x509.Certificate, *ecdsa.PrivateKey, []byte, error) {

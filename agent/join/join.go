@@ -10,13 +10,11 @@ package join
 import (
 	"context"
 	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -93,7 +91,7 @@ func ClientConfig(ctx context.Context, opts Options) (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bootstrap client: %w", err)
 	}
-	key, err := loadOrCreateKey(filepath.Join(opts.Dir, ClientKeyFile))
+	key, err := pki.LoadOrCreateKey(filepath.Join(opts.Dir, ClientKeyFile))
 	if err != nil {
 		return nil, err
 	}
@@ -192,33 +190,6 @@ func waitIssued(ctx context.Context, client kubernetes.Interface, name string) (
 		return nil, fmt.Errorf("waiting for certificate signing request %s: %w", name, err)
 	}
 	return cert, nil
-}
-
-// loadOrCreateKey reads the key at path or makes and keeps a new one, so a
-// join interrupted after its request reuses the key it asked with.
-func loadOrCreateKey(path string) (*ecdsa.PrivateKey, error) {
-	if b, err := os.ReadFile(path); err == nil {
-		blk, _ := pem.Decode(b)
-		if blk == nil {
-			return nil, fmt.Errorf("key %s: malformed PEM", path)
-		}
-		key, err := x509.ParseECPrivateKey(blk.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("key %s: %w", path, err)
-		}
-		return key, nil
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("read key: %w", err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("generate key: %w", err)
-	}
-	keyPEM, err := pki.EncodeKey(key)
-	if err != nil {
-		return nil, err
-	}
-	return key, pki.WriteFileAtomic(path, keyPEM, 0o600)
 }
 
 // certValid reports whether the certificate at path parses and has not

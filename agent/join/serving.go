@@ -66,7 +66,7 @@ func NewServing(ctx context.Context, client kubernetes.Interface, r ServingReque
 	if err := os.MkdirAll(r.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create certificate dir: %w", err)
 	}
-	key, err := loadOrCreateKey(keyPath)
+	key, err := pki.LoadOrCreateKey(keyPath)
 	if err != nil {
 		return nil, err
 	}
