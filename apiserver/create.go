@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/batchlet/batchlet/apiserver/endpoints"
+	"github.com/batchlet/batchlet/apiserver/query"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 
@@ -48,14 +49,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, info endpo
 	s.codec.WriteObject(w, r, res, http.StatusCreated, out)
 }
 
-func isDryRun(r *http.Request) bool {
-	for _, v := range r.URL.Query()["dryRun"] {
-		if v == "All" {
-			return true
-		}
-	}
-	return false
-}
+func isDryRun(r *http.Request) bool { return query.DryRun(r.URL.Query()) }
 
 // createObject runs admission, defaulting and validation and stores obj.
 func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj runtime.Object, dryRun bool) (runtime.Object, error) {

@@ -18,8 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // deleteOptions reads DeleteOptions from the body or the query.
@@ -150,7 +148,7 @@ func checkPreconditions(res *registry.Resource, obj runtime.Object, p *metav1.Pr
 	}
 	m := genericstore.Accessor(obj)
 	if p.UID != nil && *p.UID != m.GetUID() {
-		return uidPreconditionFailed(res.GroupResource(), m.GetName(), *p.UID, m.GetUID())
+		return genericstore.UIDPreconditionFailed(res.GroupResource(), m.GetName(), *p.UID, m.GetUID())
 	}
 	if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
 		return apierrors.NewConflict(res.GroupResource(), m.GetName(),
@@ -158,14 +156,6 @@ func checkPreconditions(res *registry.Resource, obj runtime.Object, p *metav1.Pr
 			fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, m.GetResourceVersion()))
 	}
 	return nil
-}
-
-// uidPreconditionFailed is the Conflict kube-apiserver answers when a
-// request's UID precondition does not match the object.
-func uidPreconditionFailed(gr schema.GroupResource, name string, want, got types.UID) error {
-	return apierrors.NewConflict(gr, name,
-		//lint:ignore ST1005 upstream's exact message, shown to users in the Status
-		fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", want, got))
 }
 
 func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {

@@ -71,17 +71,17 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info e
 			endpoints.WriteError(w, endpoints.ErrMethodNotSupported(info.Resource+"/"+info.Subresource, info.Verb))
 		}
 	case info.Subresource == "binding" && r.Method == http.MethodPost:
-		s.handleBinding(w, r, info)
+		s.pods.Binding(w, r, info)
 	case info.Subresource == "eviction" && r.Method == http.MethodPost:
-		s.handleEviction(w, r, info)
+		s.pods.Eviction(w, r, info)
 	case info.Subresource == "token" && r.Method == http.MethodPost:
 		s.handleTokenRequest(w, r, info)
 	case info.Subresource == "log" && r.Method == http.MethodGet:
-		s.handleLog(w, r, info)
+		s.nodes.Log(w, r, info)
 	case info.Subresource == "exec" || info.Subresource == "attach":
-		s.handleExec(w, r, info)
+		s.nodes.Exec(w, r, info)
 	case info.Subresource == "proxy" && info.Resource == "nodes" && info.Group == "":
-		s.handleNodeProxy(w, r, info)
+		s.nodes.Node(w, r, info)
 	default:
 		endpoints.WriteError(w, endpoints.ErrMethodNotSupported(info.Resource+"/"+info.Subresource, info.Verb))
 	}

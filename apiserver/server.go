@@ -29,8 +29,10 @@ import (
 	"github.com/batchlet/batchlet/apiserver/eventttl"
 	"github.com/batchlet/batchlet/apiserver/genericstore"
 	"github.com/batchlet/batchlet/apiserver/ipalloc"
+	"github.com/batchlet/batchlet/apiserver/nodeproxy"
 	"github.com/batchlet/batchlet/apiserver/nslifecycle"
 	"github.com/batchlet/batchlet/apiserver/patch"
+	"github.com/batchlet/batchlet/apiserver/podsubresources"
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/apiserver/satoken"
 	"github.com/batchlet/batchlet/storage"
@@ -134,8 +136,10 @@ type Server struct {
 	authn         authn.Request
 	authz         endpoints.Authorizer
 	fieldManagers *patch.FieldManagers
-	// nodeTransport proxies pods/log and pods/exec to node agents.
-	nodeTransport *http.Transport
+	// nodes proxies pods/log, pods/exec and nodes/proxy to node agents.
+	nodes *nodeproxy.Proxy
+	// pods serves pods/binding and pods/eviction.
+	pods *podsubresources.Handlers
 	// serviceRange is where Service ClusterIPs come from.
 	serviceRange *ipalloc.Range
 	admit        admissionPlugins
@@ -199,12 +203,14 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, store: cfg.Storage, clock: cfg.Clock, log: cfg.Logger, scheme: scheme,
 		served: registry.NewTable(registry.All()), metrics: m,
-		nodeTransport: newNodeTransport(cfg.NodeTLS), fieldManagers: patch.NewFieldManagers(scheme),
-		serviceRange: serviceRange,
+		fieldManagers: patch.NewFieldManagers(scheme),
+		serviceRange:  serviceRange,
 	}
 	s.admit = s.newAdmission()
 	s.codec = endpoints.NewCodec(scheme, cfg.MaxRequestBodyBytes, cfg.Clock, s.resourceForKind)
 	s.objects = genericstore.New(genericstore.Config{Backend: cfg.Storage, Clock: cfg.Clock, Logger: cfg.Logger, BookmarkInterval: cfg.BookmarkInterval})
+	s.nodes = &nodeproxy.Proxy{Objects: podsAndNodes{s}, Transport: nodeproxy.NewTransport(cfg.NodeTLS), Token: cfg.NodeProxyToken, Logger: s.log}
+	s.pods = &podsubresources.Handlers{Objects: podWriter{s}, Codec: s.codec, Clock: s.clock}
 	s.authn = s.newAuthenticator()
 	s.authz = authz.New(cfg.RBAC, cfg.Authorizer, storeReader{s})
 	s.discovery = &discovery.Handler{Served: s.served, OpenAPIV3: cfg.OpenAPIV3, CRD: s.crdNamed, Log: s.log}

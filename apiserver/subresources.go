@@ -1,0 +1,57 @@
+package apiserver
+
+import (
+	"context"
+
+	"github.com/batchlet/batchlet/apiserver/nodeproxy"
+	"github.com/batchlet/batchlet/apiserver/podsubresources"
+	"github.com/batchlet/batchlet/apiserver/registry"
+	"github.com/batchlet/batchlet/apiserver/registry/strategy"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// podsAndNodes reads the pods and nodes the node proxy targets (fresh
+// copies, as a GET reads them).
+type podsAndNodes struct{ s *Server }
+
+var _ nodeproxy.Objects = podsAndNodes{}
+
+func (o podsAndNodes) Pod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	obj, _, err := o.s.objects.Get(ctx, o.s.resource("", "v1", "pods"), namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.Pod), nil
+}
+
+func (o podsAndNodes) Node(ctx context.Context, name string) (*corev1.Node, error) {
+	obj, _, err := o.s.objects.Get(ctx, o.s.resource("", "v1", "nodes"), "", name)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.Node), nil
+}
+
+// podWriter reads, updates and deletes pods for the pod subresources
+// through the server's write path (strategy, managed fields, finalizers).
+type podWriter struct{ s *Server }
+
+var _ podsubresources.Objects = podWriter{}
+
+func (o podWriter) Get(ctx context.Context, res *registry.Resource, namespace, name string) (runtime.Object, error) {
+	obj, _, err := o.s.objects.Get(ctx, res, namespace, name)
+	return obj, err
+}
+
+func (o podWriter) Update(ctx context.Context, res *registry.Resource, namespace, name string, mode strategy.Mode, dryRun bool,
+	mutate func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
+	return o.s.updateReading(ctx, res, namespace, name, mode, dryRun, mutate)
+}
+
+func (o podWriter) Delete(ctx context.Context, res *registry.Resource, namespace, name string, opts *metav1.DeleteOptions) error {
+	_, _, err := o.s.deleteObject(ctx, res, namespace, name, opts)
+	return err
+}
