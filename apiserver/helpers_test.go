@@ -91,3 +91,5 @@ func (e *testEnv) trustAgent(agent *httptest.Server) {
 	pool.AddCert(agent.Certificate())
 	e.srv.nodes.Transport.TLSClientConfig.RootCAs = pool
 }
+
+func ptrTo[T any](v T) *T { return &v }

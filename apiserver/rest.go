@@ -13,7 +13,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info endp
 		return
 	}
 	if res.CreateOnly {
-		s.handleReview(w, r, info)
+		s.reviews.Create(w, r, info)
 		return
 	}
 	if info.Subresource != "" {
@@ -75,7 +75,7 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info e
 	case info.Subresource == "eviction" && r.Method == http.MethodPost:
 		s.pods.Eviction(w, r, info)
 	case info.Subresource == "token" && r.Method == http.MethodPost:
-		s.handleTokenRequest(w, r, info)
+		s.tokens.Create(w, r, info)
 	case info.Subresource == "log" && r.Method == http.MethodGet:
 		s.nodes.Log(w, r, info)
 	case info.Subresource == "exec" || info.Subresource == "attach":

@@ -34,7 +34,9 @@ import (
 	"github.com/batchlet/batchlet/apiserver/patch"
 	"github.com/batchlet/batchlet/apiserver/podsubresources"
 	"github.com/batchlet/batchlet/apiserver/registry"
+	"github.com/batchlet/batchlet/apiserver/reviews"
 	"github.com/batchlet/batchlet/apiserver/satoken"
+	"github.com/batchlet/batchlet/apiserver/tokenrequest"
 	"github.com/batchlet/batchlet/storage"
 	"github.com/prometheus/client_golang/prometheus"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -140,6 +142,10 @@ type Server struct {
 	nodes *nodeproxy.Proxy
 	// pods serves pods/binding and pods/eviction.
 	pods *podsubresources.Handlers
+	// tokens serves the TokenRequest API.
+	tokens *tokenrequest.Handler
+	// reviews answers the review resources.
+	reviews *reviews.Handler
 	// serviceRange is where Service ClusterIPs come from.
 	serviceRange *ipalloc.Range
 	admit        admissionPlugins
@@ -213,6 +219,8 @@ func New(cfg Config) (*Server, error) {
 	s.pods = &podsubresources.Handlers{Objects: podWriter{s}, Codec: s.codec, Clock: s.clock}
 	s.authn = s.newAuthenticator()
 	s.authz = authz.New(cfg.RBAC, cfg.Authorizer, storeReader{s})
+	s.tokens = &tokenrequest.Handler{Issuer: cfg.ServiceAccountIssuer, Objects: sharedObjects{s}, Codec: s.codec, Clock: s.clock}
+	s.reviews = &reviews.Handler{Authorizer: s.authz, Codec: s.codec, UserOf: userOf, Clock: s.clock}
 	s.discovery = &discovery.Handler{Served: s.served, OpenAPIV3: cfg.OpenAPIV3, CRD: s.crdNamed, Log: s.log}
 	s.crds = crdsync.New(crdStore{contentStore{s}}, s.served, cfg.NamespaceSyncInterval, s.clock, s.log)
 	s.namespaces = nslifecycle.New(namespaceStore{contentStore{s}}, cfg.NamespaceSyncInterval, s.clock, s.log)

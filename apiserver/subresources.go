@@ -7,6 +7,7 @@ import (
 	"github.com/batchlet/batchlet/apiserver/podsubresources"
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/apiserver/registry/strategy"
+	"github.com/batchlet/batchlet/apiserver/tokenrequest"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +19,37 @@ import (
 type podsAndNodes struct{ s *Server }
 
 var _ nodeproxy.Objects = podsAndNodes{}
+
+// sharedObjects reads the accounts, pods and nodes a TokenRequest names
+// from the store's shared decoded objects (it only reads them; one token
+// per pod costs no decode).
+type sharedObjects struct{ s *Server }
+
+var _ tokenrequest.Objects = sharedObjects{}
+
+func (o sharedObjects) ServiceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, error) {
+	obj, _, err := o.s.objects.GetShared(ctx, o.s.resource("", "v1", "serviceaccounts"), namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.ServiceAccount), nil
+}
+
+func (o sharedObjects) Pod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	obj, _, err := o.s.objects.GetShared(ctx, o.s.resource("", "v1", "pods"), namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.Pod), nil
+}
+
+func (o sharedObjects) Node(ctx context.Context, name string) (*corev1.Node, error) {
+	obj, _, err := o.s.objects.GetShared(ctx, o.s.resource("", "v1", "nodes"), "", name)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.Node), nil
+}
 
 func (o podsAndNodes) Pod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
 	obj, _, err := o.s.objects.Get(ctx, o.s.resource("", "v1", "pods"), namespace, name)
