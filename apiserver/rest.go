@@ -1,8 +1,10 @@
 package apiserver
 
 import (
-	"github.com/batchlet/batchlet/apiserver/endpoints"
 	"net/http"
+
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+	"github.com/batchlet/batchlet/apiserver/registry/strategy"
 )
 
 // serveResource dispatches a resource request to its verb handler.
@@ -26,25 +28,25 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info endp
 	}
 	switch info.Verb {
 	case "get":
-		s.handleGet(w, r, info)
+		s.rest.Get(w, r, info)
 	case "list":
-		s.handleList(w, r, info)
+		s.rest.List(w, r, info)
 	case "watch":
-		s.handleWatch(w, r, info)
+		s.rest.Watch(w, r, info)
 	case "create":
 		if info.Name != "" {
 			endpoints.WriteError(w, endpoints.ErrMethodNotSupported(info.Resource, "create"))
 			return
 		}
-		s.handleCreate(w, r, info)
+		s.rest.Create(w, r, info)
 	case "update":
-		s.handleUpdate(w, r, info, modeMain)
+		s.rest.Update(w, r, info, strategy.Main)
 	case "patch":
-		s.handlePatch(w, r, info, modeMain)
+		s.rest.Patch(w, r, info, strategy.Main)
 	case "delete":
-		s.handleDelete(w, r, info)
+		s.rest.Delete(w, r, info)
 	case "deletecollection":
-		s.handleDeleteCollection(w, r, info)
+		s.rest.DeleteCollection(w, r, info)
 	default:
 		endpoints.WriteError(w, endpoints.ErrMethodNotSupported(info.Resource, r.Method))
 	}
@@ -62,11 +64,11 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info e
 	case info.Subresource == "status" || info.Subresource == "approval":
 		switch info.Verb {
 		case "get":
-			s.handleGet(w, r, info)
+			s.rest.Get(w, r, info)
 		case "update":
-			s.handleUpdate(w, r, info, modeStatus)
+			s.rest.Update(w, r, info, strategy.Status)
 		case "patch":
-			s.handlePatch(w, r, info, modeStatus)
+			s.rest.Patch(w, r, info, strategy.Status)
 		default:
 			endpoints.WriteError(w, endpoints.ErrMethodNotSupported(info.Resource+"/"+info.Subresource, info.Verb))
 		}
@@ -85,13 +87,4 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info e
 	default:
 		endpoints.WriteError(w, endpoints.ErrMethodNotSupported(info.Resource+"/"+info.Subresource, info.Verb))
 	}
-}
-
-func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
-	obj, _, err := s.objects.Get(r.Context(), info.Res, info.Namespace, info.Name)
-	if err != nil {
-		endpoints.WriteError(w, err)
-		return
-	}
-	s.codec.WriteObject(w, r, info.Res, http.StatusOK, obj)
 }

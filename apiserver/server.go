@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/batchlet/batchlet/apiserver/admission"
+	"github.com/batchlet/batchlet/apiserver/endpoints/handlers"
 
 	"github.com/batchlet/batchlet/apiserver/authn"
 	"github.com/batchlet/batchlet/apiserver/authz"
@@ -140,6 +141,8 @@ type Server struct {
 	fieldManagers *patch.FieldManagers
 	// nodes proxies pods/log, pods/exec and nodes/proxy to node agents.
 	nodes *nodeproxy.Proxy
+	// rest serves the REST verbs of every resource.
+	rest *handlers.Handlers
 	// pods serves pods/binding and pods/eviction.
 	pods *podsubresources.Handlers
 	// tokens serves the TokenRequest API.
@@ -215,12 +218,13 @@ func New(cfg Config) (*Server, error) {
 	s.admit = s.newAdmission()
 	s.codec = endpoints.NewCodec(scheme, cfg.MaxRequestBodyBytes, cfg.Clock, s.resourceForKind)
 	s.objects = genericstore.New(genericstore.Config{Backend: cfg.Storage, Clock: cfg.Clock, Logger: cfg.Logger, BookmarkInterval: cfg.BookmarkInterval})
+	s.rest = &handlers.Handlers{Store: s.objects, Writer: restWriter{s}, Codec: s.codec, FieldManagers: s.fieldManagers, Watchers: s.metrics.watchers}
 	s.nodes = &nodeproxy.Proxy{Objects: podsAndNodes{s}, Transport: nodeproxy.NewTransport(cfg.NodeTLS), Token: cfg.NodeProxyToken, Logger: s.log}
 	s.pods = &podsubresources.Handlers{Objects: podWriter{s}, Codec: s.codec, Clock: s.clock}
 	s.authn = s.newAuthenticator()
 	s.authz = authz.New(cfg.RBAC, cfg.Authorizer, storeReader{s})
 	s.tokens = &tokenrequest.Handler{Issuer: cfg.ServiceAccountIssuer, Objects: sharedObjects{s}, Codec: s.codec, Clock: s.clock}
-	s.reviews = &reviews.Handler{Authorizer: s.authz, Codec: s.codec, UserOf: userOf, Clock: s.clock}
+	s.reviews = &reviews.Handler{Authorizer: s.authz, Codec: s.codec, UserOf: endpoints.UserOf, Clock: s.clock}
 	s.discovery = &discovery.Handler{Served: s.served, OpenAPIV3: cfg.OpenAPIV3, CRD: s.crdNamed, Log: s.log}
 	s.crds = crdsync.New(crdStore{contentStore{s}}, s.served, cfg.NamespaceSyncInterval, s.clock, s.log)
 	s.namespaces = nslifecycle.New(namespaceStore{contentStore{s}}, cfg.NamespaceSyncInterval, s.clock, s.log)

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints/handlers"
 	"github.com/batchlet/batchlet/apiserver/nodeproxy"
 	"github.com/batchlet/batchlet/apiserver/podsubresources"
 	"github.com/batchlet/batchlet/apiserver/registry"
@@ -65,6 +66,23 @@ func (o podsAndNodes) Node(ctx context.Context, name string) (*corev1.Node, erro
 		return nil, err
 	}
 	return obj.(*corev1.Node), nil
+}
+
+// restWriter is the write path the REST handlers write through.
+type restWriter struct{ s *Server }
+
+var _ handlers.Writer = restWriter{}
+
+func (o restWriter) Create(ctx context.Context, res *registry.Resource, obj runtime.Object, dryRun bool) (runtime.Object, error) {
+	return o.s.createObject(ctx, res, obj, dryRun)
+}
+
+func (o restWriter) Update(ctx context.Context, res *registry.Resource, namespace, name string, mode strategy.Mode, dryRun bool, mutate handlers.Mutate) (runtime.Object, error) {
+	return o.s.updateReading(ctx, res, namespace, name, mode, dryRun, mutate)
+}
+
+func (o restWriter) Delete(ctx context.Context, res *registry.Resource, namespace, name string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
+	return o.s.deleteObject(ctx, res, namespace, name, opts)
 }
 
 // podWriter reads, updates and deletes pods for the pod subresources
