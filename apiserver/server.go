@@ -1,11 +1,14 @@
 // Package apiserver serves a Kubernetes-compatible HTTP API over a
-// storage.Backend: CRUD, watch, patch, delete with finalizers and
-// propagation, tables, pod subresources and proxying of logs and exec to
-// node agents. It assembles the parts that live in packages of their own:
-// authentication (authn) and authorization (authz), discovery and OpenAPI
-// (discovery), the storage layer (genericstore), per-resource behaviour
-// (registry, registry/strategy), the admission plugins (admission) and the
-// loops (crdsync, nslifecycle, eventttl, kubernetesservice).
+// storage.Backend. It routes requests and owns the write path (admission,
+// strategy, managed fields, delete with finalizers and propagation), and
+// assembles the parts that live in packages of their own: authentication
+// (authn) and authorization (authz), discovery and OpenAPI (discovery),
+// the REST verb handlers (endpoints/handlers), the pod subresources
+// (podsubresources), the proxy to node agents (nodeproxy), TokenRequest
+// (tokenrequest) and the reviews (reviews), the storage layer
+// (genericstore), per-resource behaviour (registry, registry/strategy),
+// the admission plugins (admission) and the loops (crdsync, nslifecycle,
+// eventttl, kubernetesservice).
 package apiserver
 
 import (
