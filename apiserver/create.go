@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
 	"github.com/batchlet/batchlet/apiserver/query"
 
 	"github.com/batchlet/batchlet/apiserver/genericstore"
@@ -29,6 +30,7 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 			return nil, err
 		}
 	}
+	strategy.SetRequester(obj, endpoints.UserOf(ctx))
 	st := strategy.For(res, s.clock)
 	generated := st.InitMeta(obj)
 	// The request's manager owns what it sent, not what the strategy adds

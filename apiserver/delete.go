@@ -26,8 +26,8 @@ func (s *Server) deleteObject(ctx context.Context, res *registry.Resource, names
 		}
 		obj := cur.DeepCopyObject()
 		if res.GVR.Group == "" && res.GVR.Resource == "namespaces" {
-			if name == "default" || name == "kube-system" || name == "kube-public" {
-				return nil, false, apierrors.NewForbidden(res.GroupResource(), name, errors.New("this namespace may not be deleted"))
+			if err := s.admit.namespace.AdmitDelete(res, name); err != nil {
+				return nil, false, err
 			}
 			out, err := s.markNamespaceDeleting(ctx, res, obj, kv, opts)
 			if errors.Is(err, genericstore.ErrRetry) {

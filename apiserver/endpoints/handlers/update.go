@@ -27,8 +27,8 @@ func (h *Handlers) Update(w http.ResponseWriter, r *http.Request, info endpoints
 		endpoints.WriteError(w, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), info.Name)))
 		return
 	}
-	if res.Namespaced && m.GetNamespace() != "" && m.GetNamespace() != info.Namespace {
-		endpoints.WriteError(w, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
+	if err := strategy.NamespaceOnUpdate(res, m, info.Namespace); err != nil {
+		endpoints.WriteError(w, err)
 		return
 	}
 	out, err := h.Writer.Update(r.Context(), res, info.Namespace, info.Name, mode, isDryRun(r), func(runtime.Object) (runtime.Object, error) {
