@@ -42,21 +42,15 @@ func (s *Server) authenticate(r *http.Request) (authenticationv1.UserInfo, bool)
 	return s.authn.Authenticate(r)
 }
 
-// userOf is the authenticated user of a request.
-func userOf(ctx context.Context) authenticationv1.UserInfo {
-	u, _ := ctx.Value(ctxUser).(authenticationv1.UserInfo)
-	return u
-}
-
 // authorizeResource asks the Authorizer about a resource request.
 func (s *Server) authorizeResource(ctx context.Context, info endpoints.RequestInfo) error {
-	return authz.Resource(ctx, s.authz, userOf(ctx), info)
+	return authz.Resource(ctx, s.authz, endpoints.UserOf(ctx), info)
 }
 
 // authorizeNonResource asks the Authorizer about a request for a path
 // that is not a resource.
 func (s *Server) authorizeNonResource(ctx context.Context, r *http.Request) error {
-	return authz.NonResource(ctx, s.authz, userOf(ctx), r.URL.Path, strings.ToLower(r.Method))
+	return authz.NonResource(ctx, s.authz, endpoints.UserOf(ctx), r.URL.Path, strings.ToLower(r.Method))
 }
 
 // storeReader reads objects for the authenticators and authorizers from

@@ -6,8 +6,7 @@ import (
 	"net/http"
 
 	"github.com/batchlet/batchlet/apiserver/endpoints"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	certificatesv1 "k8s.io/api/certificates/v1"
+	"github.com/batchlet/batchlet/apiserver/query"
 
 	"github.com/batchlet/batchlet/apiserver/genericstore"
 
@@ -18,44 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
-	res := info.Res
-	obj := res.New()
-	if err := s.codec.DecodeBody(w, r, res.GVK(), obj); err != nil {
-		endpoints.WriteError(w, err)
-		return
-	}
-	m := genericstore.Accessor(obj)
-	if res.Namespaced {
-		if m.GetNamespace() == "" {
-			m.SetNamespace(info.Namespace)
-		}
-		if m.GetNamespace() != info.Namespace {
-			endpoints.WriteError(w, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
-			return
-		}
-	} else {
-		m.SetNamespace("")
-	}
-	if csr, ok := obj.(*certificatesv1.CertificateSigningRequest); ok {
-		stampRequester(csr, userOf(r.Context()))
-	}
-	out, err := s.createObject(r.Context(), res, obj, isDryRun(r))
-	if err != nil {
-		endpoints.WriteError(w, err)
-		return
-	}
-	s.codec.WriteObject(w, r, res, http.StatusCreated, out)
-}
-
-func isDryRun(r *http.Request) bool {
-	for _, v := range r.URL.Query()["dryRun"] {
-		if v == "All" {
-			return true
-		}
-	}
-	return false
-}
+func isDryRun(r *http.Request) bool { return query.DryRun(r.URL.Query()) }
 
 // createObject runs admission, defaulting and validation and stores obj.
 func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj runtime.Object, dryRun bool) (runtime.Object, error) {
@@ -68,6 +30,7 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 			return nil, err
 		}
 	}
+	strategy.SetRequester(obj, endpoints.UserOf(ctx))
 	st := strategy.For(res, s.clock)
 	generated := st.InitMeta(obj)
 	// The request's manager owns what it sent, not what the strategy adds
@@ -109,18 +72,4 @@ func (s *Server) createObject(ctx context.Context, res *registry.Resource, obj r
 		s.ensureDefaultServiceAccount(ctx, m.GetName())
 	}
 	return obj, nil
-}
-
-// stampRequester records who asks for a certificate in the request's spec,
-// as kube-apiserver's CSR strategy does on create: signers and approvers
-// trust these fields, never what the client sent.
-func stampRequester(csr *certificatesv1.CertificateSigningRequest, u authenticationv1.UserInfo) {
-	csr.Spec.Username, csr.Spec.UID, csr.Spec.Groups = u.Username, u.UID, u.Groups
-	csr.Spec.Extra = nil
-	for k, v := range u.Extra {
-		if csr.Spec.Extra == nil {
-			csr.Spec.Extra = map[string]certificatesv1.ExtraValue{}
-		}
-		csr.Spec.Extra[k] = certificatesv1.ExtraValue(v)
-	}
 }

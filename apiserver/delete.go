@@ -4,98 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"strconv"
-
-	"github.com/batchlet/batchlet/apiserver/endpoints"
 
 	"github.com/batchlet/batchlet/apiserver/genericstore"
-	"github.com/batchlet/batchlet/apiserver/query"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/apiserver/registry/strategy"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 )
-
-// deleteOptions reads DeleteOptions from the body or the query.
-func (s *Server) deleteOptions(w http.ResponseWriter, r *http.Request) (*metav1.DeleteOptions, error) {
-	opts := &metav1.DeleteOptions{}
-	data, err := s.codec.ReadBody(r)
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > 0 {
-		if err := s.codec.DecodeLoose(r, data, opts); err != nil {
-			return nil, err
-		}
-	}
-	q := r.URL.Query()
-	if v := q.Get("gracePeriodSeconds"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds: %s", v))
-		}
-		opts.GracePeriodSeconds = &n
-	}
-	if v := q.Get("propagationPolicy"); v != "" {
-		p := metav1.DeletionPropagation(v)
-		opts.PropagationPolicy = &p
-	}
-	if b := query.OptionalBool(q, "orphanDependents"); b != nil {
-		//lint:ignore SA1019 kube-apiserver still honours the deprecated orphanDependents for older clients; so do we
-		opts.OrphanDependents = b
-	}
-	if isDryRun(r) {
-		opts.DryRun = []string{metav1.DryRunAll}
-	}
-	if p := opts.PropagationPolicy; p != nil {
-		switch *p {
-		case metav1.DeletePropagationOrphan, metav1.DeletePropagationBackground, metav1.DeletePropagationForeground:
-		default:
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Unsupported value: %q: supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\"", *p))
-		}
-	}
-	return opts, nil
-}
-
-func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
-	opts, err := s.deleteOptions(w, r)
-	if err != nil {
-		endpoints.WriteError(w, err)
-		return
-	}
-	obj, deleted, err := s.deleteObject(r.Context(), info.Res, info.Namespace, info.Name, opts)
-	if err != nil {
-		endpoints.WriteError(w, err)
-		return
-	}
-	s.writeDeleteResult(w, r, info.Res, obj, deleted, opts)
-}
-
-func (s *Server) writeDeleteResult(w http.ResponseWriter, r *http.Request, res *registry.Resource, obj runtime.Object, deleted bool, opts *metav1.DeleteOptions) {
-	code := http.StatusOK
-	//lint:ignore SA1019 kube-apiserver still honours the deprecated orphanDependents for older clients; so do we
-	if !deleted && opts.OrphanDependents != nil && !*opts.OrphanDependents {
-		code = http.StatusAccepted
-	}
-	if deleted && !returnsDeletedObject(res) {
-		m := genericstore.Accessor(obj)
-		endpoints.WriteJSON(w, code, endpoints.SuccessStatus(0, &metav1.StatusDetails{Name: m.GetName(), Group: res.GVR.Group, Kind: res.GVR.Resource, UID: m.GetUID()}))
-		return
-	}
-	s.codec.WriteObject(w, r, res, code, obj)
-}
-
-// returnsDeletedObject: like kube-apiserver, pods and namespaces answer a
-// delete with the object, others with a Status.
-func returnsDeletedObject(res *registry.Resource) bool {
-	return res.GVR.Group == "" && (res.GVR.Resource == "pods" || res.GVR.Resource == "namespaces")
-}
 
 // deleteObject deletes or marks for deletion. deleted says the object is gone.
 func (s *Server) deleteObject(ctx context.Context, res *registry.Resource, namespace, name string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
@@ -109,8 +26,8 @@ func (s *Server) deleteObject(ctx context.Context, res *registry.Resource, names
 		}
 		obj := cur.DeepCopyObject()
 		if res.GVR.Group == "" && res.GVR.Resource == "namespaces" {
-			if name == "default" || name == "kube-system" || name == "kube-public" {
-				return nil, false, apierrors.NewForbidden(res.GroupResource(), name, errors.New("this namespace may not be deleted"))
+			if err := s.admit.namespace.AdmitDelete(res, name); err != nil {
+				return nil, false, err
 			}
 			out, err := s.markNamespaceDeleting(ctx, res, obj, kv, opts)
 			if errors.Is(err, genericstore.ErrRetry) {
@@ -150,7 +67,7 @@ func checkPreconditions(res *registry.Resource, obj runtime.Object, p *metav1.Pr
 	}
 	m := genericstore.Accessor(obj)
 	if p.UID != nil && *p.UID != m.GetUID() {
-		return uidPreconditionFailed(res.GroupResource(), m.GetName(), *p.UID, m.GetUID())
+		return genericstore.UIDPreconditionFailed(res.GroupResource(), m.GetName(), *p.UID, m.GetUID())
 	}
 	if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
 		return apierrors.NewConflict(res.GroupResource(), m.GetName(),
@@ -158,56 +75,4 @@ func checkPreconditions(res *registry.Resource, obj runtime.Object, p *metav1.Pr
 			fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, m.GetResourceVersion()))
 	}
 	return nil
-}
-
-// uidPreconditionFailed is the Conflict kube-apiserver answers when a
-// request's UID precondition does not match the object.
-func uidPreconditionFailed(gr schema.GroupResource, name string, want, got types.UID) error {
-	return apierrors.NewConflict(gr, name,
-		//lint:ignore ST1005 upstream's exact message, shown to users in the Status
-		fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", want, got))
-}
-
-func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
-	res := info.Res
-	if res.GVR.Resource == "namespaces" && res.GVR.Group == "" {
-		endpoints.WriteError(w, endpoints.ErrMethodNotSupported("namespaces", "deletecollection"))
-		return
-	}
-	f, err := genericstore.ParseFilter(res, r.URL.Query())
-	if err != nil {
-		endpoints.WriteError(w, err)
-		return
-	}
-	opts, err := s.deleteOptions(w, r)
-	if err != nil {
-		endpoints.WriteError(w, err)
-		return
-	}
-	lr, err := s.objects.List(r.Context(), res, info.Namespace, f, 0, "", "", "")
-	if err != nil {
-		endpoints.WriteError(w, err)
-		return
-	}
-	deleted := make([]runtime.Object, 0, len(lr.Items))
-	for _, obj := range lr.Items {
-		m := genericstore.Accessor(obj)
-		out, _, err := s.deleteObject(r.Context(), res, m.GetNamespace(), m.GetName(), opts)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			endpoints.WriteError(w, err)
-			return
-		}
-		deleted = append(deleted, out)
-	}
-	// Like kube-apiserver, answer with the list of what was deleted.
-	list := res.NewList()
-	list.GetObjectKind().SetGroupVersionKind(res.GroupVersion().WithKind(res.Kind + "List"))
-	if err := meta.SetList(list, deleted); err != nil {
-		endpoints.WriteError(w, apierrors.NewInternalError(err))
-		return
-	}
-	endpoints.WriteJSON(w, http.StatusOK, list)
 }

@@ -35,7 +35,7 @@ func TestExecUpgradeIsProxied(t *testing.T) {
 	u, _ := url.Parse(agent.URL)
 	port, _ := strconv.Atoi(u.Port())
 	e := newTestEnv(t)
-	e.srv.cfg.NodeProxyToken = "node-token"
+	e.srv.nodes.Token = "node-token"
 	e.trustAgent(agent)
 	node, err := e.client.CoreV1().Nodes().Create(e.ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, metav1.CreateOptions{})
 	if err != nil {

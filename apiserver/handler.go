@@ -13,6 +13,7 @@ import (
 	"github.com/batchlet/batchlet/apiserver/authn"
 	"github.com/batchlet/batchlet/apiserver/discovery"
 	"github.com/batchlet/batchlet/apiserver/endpoints"
+	"github.com/batchlet/batchlet/apiserver/endpoints/handlers"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,8 +26,6 @@ type ctxKey int
 
 const (
 	ctxInProcess ctxKey = iota
-	ctxUser
-	ctxFieldManager
 )
 
 func (s *Server) buildHandler() http.Handler {
@@ -97,7 +96,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		endpoints.WriteError(w, err)
 		return
 	}
-	r = r.WithContext(context.WithValue(r.Context(), ctxUser, user))
+	r = r.WithContext(endpoints.WithUser(r.Context(), user))
 	if isNonResourcePath(path) {
 		if err := s.authorizeNonResource(r.Context(), r); err != nil {
 			endpoints.WriteError(w, err)
@@ -133,7 +132,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := s.authorizeResource(r.Context(), info); err != nil {
 		endpoints.WriteError(rec, err)
 	} else {
-		s.serveResource(rec, r.WithContext(withFieldManager(r.Context(), r)), info)
+		s.serveResource(rec, r.WithContext(handlers.WithFieldManager(r.Context(), r)), info)
 	}
 	if info.Res != nil && info.Res.GVR == crdGVR && isWriteVerb(info.Verb) && rec.code < 300 {
 		s.crds.Sync(r.Context()) // names, conditions and serving follow at once

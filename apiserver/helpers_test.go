@@ -89,5 +89,7 @@ func newClientFor(s *Server) (kubernetes.Interface, error) {
 func (e *testEnv) trustAgent(agent *httptest.Server) {
 	pool := x509.NewCertPool()
 	pool.AddCert(agent.Certificate())
-	e.srv.nodeTransport.TLSClientConfig.RootCAs = pool
+	e.srv.nodes.Transport.TLSClientConfig.RootCAs = pool
 }
+
+func ptrTo[T any](v T) *T { return &v }

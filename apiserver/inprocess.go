@@ -3,11 +3,12 @@ package apiserver
 import (
 	"bytes"
 	"context"
-	"github.com/batchlet/batchlet/apiserver/query"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/batchlet/batchlet/apiserver/query"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"

@@ -29,6 +29,10 @@ import (
 // informer before the server side waits.
 const localWatchBuffer = 256
 
+// InitialEventsEndAnnotation marks the bookmark that ends a WatchList's
+// initial events.
+const InitialEventsEndAnnotation = metav1.InitialEventsAnnotationKey
+
 // ListerWatcher lists and watches with or without a context, so it feeds
 // both client-go's informers (which take a cache.ListerWatcher) and
 // context-aware callers.

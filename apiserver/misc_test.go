@@ -284,7 +284,7 @@ func TestLogsProxiedToAgent(t *testing.T) {
 	u, _ := url.Parse(agent.URL)
 	port, _ := strconv.Atoi(u.Port())
 	e := newTestEnv(t)
-	e.srv.cfg.NodeProxyToken = "node-token"
+	e.srv.nodes.Token = "node-token"
 	e.trustAgent(agent)
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
 	node, err := e.client.CoreV1().Nodes().Create(e.ctx, node, metav1.CreateOptions{})

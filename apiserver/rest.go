@@ -1,8 +1,10 @@
 package apiserver
 
 import (
-	"github.com/batchlet/batchlet/apiserver/endpoints"
 	"net/http"
+
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+	"github.com/batchlet/batchlet/apiserver/registry/strategy"
 )
 
 // serveResource dispatches a resource request to its verb handler.
@@ -13,7 +15,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info endp
 		return
 	}
 	if res.CreateOnly {
-		s.handleReview(w, r, info)
+		s.reviews.Create(w, r, info)
 		return
 	}
 	if info.Subresource != "" {
@@ -26,25 +28,25 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info endp
 	}
 	switch info.Verb {
 	case "get":
-		s.handleGet(w, r, info)
+		s.rest.Get(w, r, info)
 	case "list":
-		s.handleList(w, r, info)
+		s.rest.List(w, r, info)
 	case "watch":
-		s.handleWatch(w, r, info)
+		s.rest.Watch(w, r, info)
 	case "create":
 		if info.Name != "" {
 			endpoints.WriteError(w, endpoints.ErrMethodNotSupported(info.Resource, "create"))
 			return
 		}
-		s.handleCreate(w, r, info)
+		s.rest.Create(w, r, info)
 	case "update":
-		s.handleUpdate(w, r, info, modeMain)
+		s.rest.Update(w, r, info, strategy.Main)
 	case "patch":
-		s.handlePatch(w, r, info, modeMain)
+		s.rest.Patch(w, r, info, strategy.Main)
 	case "delete":
-		s.handleDelete(w, r, info)
+		s.rest.Delete(w, r, info)
 	case "deletecollection":
-		s.handleDeleteCollection(w, r, info)
+		s.rest.DeleteCollection(w, r, info)
 	default:
 		endpoints.WriteError(w, endpoints.ErrMethodNotSupported(info.Resource, r.Method))
 	}
@@ -62,36 +64,27 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info e
 	case info.Subresource == "status" || info.Subresource == "approval":
 		switch info.Verb {
 		case "get":
-			s.handleGet(w, r, info)
+			s.rest.Get(w, r, info)
 		case "update":
-			s.handleUpdate(w, r, info, modeStatus)
+			s.rest.Update(w, r, info, strategy.Status)
 		case "patch":
-			s.handlePatch(w, r, info, modeStatus)
+			s.rest.Patch(w, r, info, strategy.Status)
 		default:
 			endpoints.WriteError(w, endpoints.ErrMethodNotSupported(info.Resource+"/"+info.Subresource, info.Verb))
 		}
 	case info.Subresource == "binding" && r.Method == http.MethodPost:
-		s.handleBinding(w, r, info)
+		s.pods.Binding(w, r, info)
 	case info.Subresource == "eviction" && r.Method == http.MethodPost:
-		s.handleEviction(w, r, info)
+		s.pods.Eviction(w, r, info)
 	case info.Subresource == "token" && r.Method == http.MethodPost:
-		s.handleTokenRequest(w, r, info)
+		s.tokens.Create(w, r, info)
 	case info.Subresource == "log" && r.Method == http.MethodGet:
-		s.handleLog(w, r, info)
+		s.nodes.Log(w, r, info)
 	case info.Subresource == "exec" || info.Subresource == "attach":
-		s.handleExec(w, r, info)
+		s.nodes.Exec(w, r, info)
 	case info.Subresource == "proxy" && info.Resource == "nodes" && info.Group == "":
-		s.handleNodeProxy(w, r, info)
+		s.nodes.Node(w, r, info)
 	default:
 		endpoints.WriteError(w, endpoints.ErrMethodNotSupported(info.Resource+"/"+info.Subresource, info.Verb))
 	}
-}
-
-func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
-	obj, _, err := s.objects.Get(r.Context(), info.Res, info.Namespace, info.Name)
-	if err != nil {
-		endpoints.WriteError(w, err)
-		return
-	}
-	s.codec.WriteObject(w, r, info.Res, http.StatusOK, obj)
 }

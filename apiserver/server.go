@@ -1,11 +1,14 @@
 // Package apiserver serves a Kubernetes-compatible HTTP API over a
-// storage.Backend: CRUD, watch, patch, delete with finalizers and
-// propagation, tables, pod subresources and proxying of logs and exec to
-// node agents. It assembles the parts that live in packages of their own:
-// authentication (authn) and authorization (authz), discovery and OpenAPI
-// (discovery), the storage layer (genericstore), per-resource behaviour
-// (registry, registry/strategy), the admission plugins (admission) and the
-// loops (crdsync, nslifecycle, eventttl, kubernetesservice).
+// storage.Backend. It routes requests and owns the write path (admission,
+// strategy, managed fields, delete with finalizers and propagation), and
+// assembles the parts that live in packages of their own: authentication
+// (authn) and authorization (authz), discovery and OpenAPI (discovery),
+// the REST verb handlers (endpoints/handlers), the pod subresources
+// (podsubresources), the proxy to node agents (nodeproxy), TokenRequest
+// (tokenrequest) and the reviews (reviews), the storage layer
+// (genericstore), per-resource behaviour (registry, registry/strategy),
+// the admission plugins (admission) and the loops (crdsync, nslifecycle,
+// eventttl, kubernetesservice).
 package apiserver
 
 import (
@@ -19,6 +22,7 @@ import (
 	"time"
 
 	"github.com/batchlet/batchlet/apiserver/admission"
+	"github.com/batchlet/batchlet/apiserver/endpoints/handlers"
 
 	"github.com/batchlet/batchlet/apiserver/authn"
 	"github.com/batchlet/batchlet/apiserver/authz"
@@ -29,10 +33,14 @@ import (
 	"github.com/batchlet/batchlet/apiserver/eventttl"
 	"github.com/batchlet/batchlet/apiserver/genericstore"
 	"github.com/batchlet/batchlet/apiserver/ipalloc"
+	"github.com/batchlet/batchlet/apiserver/nodeproxy"
 	"github.com/batchlet/batchlet/apiserver/nslifecycle"
 	"github.com/batchlet/batchlet/apiserver/patch"
+	"github.com/batchlet/batchlet/apiserver/podsubresources"
 	"github.com/batchlet/batchlet/apiserver/registry"
+	"github.com/batchlet/batchlet/apiserver/reviews"
 	"github.com/batchlet/batchlet/apiserver/satoken"
+	"github.com/batchlet/batchlet/apiserver/tokenrequest"
 	"github.com/batchlet/batchlet/storage"
 	"github.com/prometheus/client_golang/prometheus"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -134,8 +142,16 @@ type Server struct {
 	authn         authn.Request
 	authz         endpoints.Authorizer
 	fieldManagers *patch.FieldManagers
-	// nodeTransport proxies pods/log and pods/exec to node agents.
-	nodeTransport *http.Transport
+	// nodes proxies pods/log, pods/exec and nodes/proxy to node agents.
+	nodes *nodeproxy.Proxy
+	// rest serves the REST verbs of every resource.
+	rest *handlers.Handlers
+	// pods serves pods/binding and pods/eviction.
+	pods *podsubresources.Handlers
+	// tokens serves the TokenRequest API.
+	tokens *tokenrequest.Handler
+	// reviews answers the review resources.
+	reviews *reviews.Handler
 	// serviceRange is where Service ClusterIPs come from.
 	serviceRange *ipalloc.Range
 	admit        admissionPlugins
@@ -199,14 +215,19 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, store: cfg.Storage, clock: cfg.Clock, log: cfg.Logger, scheme: scheme,
 		served: registry.NewTable(registry.All()), metrics: m,
-		nodeTransport: newNodeTransport(cfg.NodeTLS), fieldManagers: patch.NewFieldManagers(scheme),
-		serviceRange: serviceRange,
+		fieldManagers: patch.NewFieldManagers(scheme),
+		serviceRange:  serviceRange,
 	}
 	s.admit = s.newAdmission()
 	s.codec = endpoints.NewCodec(scheme, cfg.MaxRequestBodyBytes, cfg.Clock, s.resourceForKind)
 	s.objects = genericstore.New(genericstore.Config{Backend: cfg.Storage, Clock: cfg.Clock, Logger: cfg.Logger, BookmarkInterval: cfg.BookmarkInterval})
+	s.rest = &handlers.Handlers{Store: s.objects, Writer: restWriter{s}, Codec: s.codec, FieldManagers: s.fieldManagers, Watchers: s.metrics.watchers}
+	s.nodes = &nodeproxy.Proxy{Objects: podsAndNodes{s}, Transport: nodeproxy.NewTransport(cfg.NodeTLS), Token: cfg.NodeProxyToken, Logger: s.log}
+	s.pods = &podsubresources.Handlers{Objects: podWriter{s}, Codec: s.codec, Clock: s.clock}
 	s.authn = s.newAuthenticator()
 	s.authz = authz.New(cfg.RBAC, cfg.Authorizer, storeReader{s})
+	s.tokens = &tokenrequest.Handler{Issuer: cfg.ServiceAccountIssuer, Objects: sharedObjects{s}, Codec: s.codec, Clock: s.clock}
+	s.reviews = &reviews.Handler{Authorizer: s.authz, Codec: s.codec, UserOf: endpoints.UserOf, Clock: s.clock}
 	s.discovery = &discovery.Handler{Served: s.served, OpenAPIV3: cfg.OpenAPIV3, CRD: s.crdNamed, Log: s.log}
 	s.crds = crdsync.New(crdStore{contentStore{s}}, s.served, cfg.NamespaceSyncInterval, s.clock, s.log)
 	s.namespaces = nslifecycle.New(namespaceStore{contentStore{s}}, cfg.NamespaceSyncInterval, s.clock, s.log)

@@ -2,8 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 
 	"github.com/batchlet/batchlet/apiserver/endpoints"
 
@@ -25,32 +23,6 @@ const (
 	modeRaw    = strategy.Raw    // server-internal writes (binding): no strategy
 )
 
-func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo, mode updateMode) {
-	res := info.Res
-	body := res.New()
-	if err := s.codec.DecodeBody(w, r, res.GVK(), body); err != nil {
-		endpoints.WriteError(w, err)
-		return
-	}
-	m := genericstore.Accessor(body)
-	if m.GetName() != info.Name {
-		endpoints.WriteError(w, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), info.Name)))
-		return
-	}
-	if res.Namespaced && m.GetNamespace() != "" && m.GetNamespace() != info.Namespace {
-		endpoints.WriteError(w, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
-		return
-	}
-	out, err := s.updateReading(r.Context(), res, info.Namespace, info.Name, mode, isDryRun(r), func(runtime.Object) (runtime.Object, error) {
-		return body.DeepCopyObject(), nil
-	})
-	if err != nil {
-		endpoints.WriteError(w, err)
-		return
-	}
-	s.codec.WriteObject(w, r, res, http.StatusOK, out)
-}
-
 // mutateFunc builds the new object from (a copy of) the current one. A
 // resourceVersion left on the result is a precondition.
 type mutateFunc func(cur runtime.Object) (runtime.Object, error)
@@ -71,7 +43,7 @@ func (s *Server) updateObject(ctx context.Context, res *registry.Resource, names
 // mayShare).
 func (s *Server) updateReading(ctx context.Context, res *registry.Resource, namespace, name string, mode updateMode, dryRun bool, mutate mutateFunc) (runtime.Object, error) {
 	return s.objects.GuaranteedUpdate(ctx, res, namespace, name, dryRun, mutate, func(obj, cur runtime.Object) (runtime.Object, error) {
-		if manager, _ := ctx.Value(ctxFieldManager).(string); manager == "" && mode != modeRaw {
+		if endpoints.FieldManagerOf(ctx) == "" && mode != modeRaw {
 			patch.KeepManagedFields(cur, obj)
 		}
 		if err := s.prepareUpdate(res, obj, cur, mode); err != nil {
@@ -82,15 +54,6 @@ func (s *Server) updateReading(ctx context.Context, res *registry.Resource, name
 		}
 		return obj, nil
 	})
-}
-
-// mayShare: the new object of a status update may share parts with the
-// current (shared) one. Status strategies only put the old spec back and
-// status validation only reads; a main-resource update defaults in place
-// (pod spec, namespace labels), and the field manager rewrites the object.
-func mayShare(ctx context.Context, mode updateMode) bool {
-	manager, _ := ctx.Value(ctxFieldManager).(string)
-	return mode == modeStatus && manager == ""
 }
 
 // prepareUpdate keeps immutable metadata, applies the strategy and validates.

@@ -138,3 +138,23 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+func TestNamespaceLifecycleAdmitDelete(t *testing.T) {
+	for _, tc := range []struct {
+		name, object string
+		res          *registry.Resource
+		wantErr      string
+	}{
+		{"default", "default", registry.Namespaces(), `namespaces "default" is forbidden: this namespace may not be deleted`},
+		{"kube-system", "kube-system", registry.Namespaces(), `namespaces "kube-system" is forbidden: this namespace may not be deleted`},
+		{"kube-public", "kube-public", registry.Namespaces(), `namespaces "kube-public" is forbidden: this namespace may not be deleted`},
+		{"another namespace", "team-a", registry.Namespaces(), ""},
+		{"not a namespace", "default", registry.ConfigMaps(), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := errString(NamespaceLifecycle{}.AdmitDelete(tc.res, tc.object)); got != tc.wantErr {
+				t.Errorf("AdmitDelete error %q, want %q", got, tc.wantErr)
+			}
+		})
+	}
+}

@@ -112,3 +112,34 @@ func Forbidden(attrs authorizationv1.SubjectAccessReviewSpec, reason string) err
 	}
 	return apierrors.NewForbidden(schema.GroupResource{Group: ra.Group, Resource: ra.Resource}, ra.Name, fmt.Errorf("%s", msg))
 }
+
+// requestKey keys the values the handler chain puts in a request's context.
+type requestKey int
+
+const (
+	userKey requestKey = iota
+	fieldManagerKey
+)
+
+// WithUser is ctx carrying the request's authenticated user.
+func WithUser(ctx context.Context, user authenticationv1.UserInfo) context.Context {
+	return context.WithValue(ctx, userKey, user)
+}
+
+// UserOf is the authenticated user of a request's context.
+func UserOf(ctx context.Context) authenticationv1.UserInfo {
+	u, _ := ctx.Value(userKey).(authenticationv1.UserInfo)
+	return u
+}
+
+// WithFieldManager is ctx carrying the fieldManager a write records in
+// managedFields ("": none, as for an apply, which records itself).
+func WithFieldManager(ctx context.Context, manager string) context.Context {
+	return context.WithValue(ctx, fieldManagerKey, manager)
+}
+
+// FieldManagerOf is the fieldManager of a request's context ("": none).
+func FieldManagerOf(ctx context.Context) string {
+	m, _ := ctx.Value(fieldManagerKey).(string)
+	return m
+}

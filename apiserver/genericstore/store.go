@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Get reads one object.
@@ -120,4 +121,12 @@ func (s *Store) JSON(res *registry.Resource, cur runtime.Object) ([]byte, error)
 		return nil, err
 	}
 	return ent.data, nil
+}
+
+// UIDPreconditionFailed is the Conflict kube-apiserver answers when a
+// request's UID precondition does not match the object.
+func UIDPreconditionFailed(gr schema.GroupResource, name string, want, got types.UID) error {
+	return apierrors.NewConflict(gr, name,
+		//lint:ignore ST1005 upstream's exact message, shown to users in the Status
+		fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", want, got))
 }

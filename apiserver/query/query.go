@@ -30,3 +30,14 @@ func OptionalBool(q url.Values, key string) *bool {
 	b := Bool(q, key)
 	return &b
 }
+
+// DryRun: the request asks for a dry run (dryRun=All), which validates
+// and answers without storing anything.
+func DryRun(q url.Values) bool {
+	for _, v := range q["dryRun"] {
+		if v == "All" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,4 +1,10 @@
-package apiserver
+// Package reviews answers the create-only review resources, as
+// kube-apiserver's authentication and authorization REST does:
+// SelfSubjectReview (who am I), SelfSubjectAccessReview (may I, decided by
+// the same Authorizer every request goes through) and
+// SelfSubjectRulesReview (what may I do in a namespace). The request
+// object comes back with its status; nothing is stored.
+package reviews
 
 import (
 	"context"
@@ -13,44 +19,55 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/clock"
 )
 
-// handleReview answers the create of a review resource: the request object
+// Handler serves the creates of review resources.
+type Handler struct {
+	Authorizer endpoints.Authorizer
+	Codec      *endpoints.Codec
+	// UserOf is the authenticated user of a request's context.
+	UserOf func(context.Context) authenticationv1.UserInfo
+	// Clock stamps a SelfSubjectReview's creationTimestamp.
+	Clock clock.PassiveClock
+}
+
+// Create answers the create of a review resource: the request object
 // comes back with its status computed from the caller's identity and the
-// Authorizer; nothing is stored.
-func (s *Server) handleReview(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
+// Authorizer.
+func (h *Handler) Create(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	res := info.Res
 	if info.Verb != "create" || info.Name != "" {
 		endpoints.WriteError(w, endpoints.ErrMethodNotSupported(info.Resource, info.Verb))
 		return
 	}
 	obj := res.New()
-	if err := s.codec.DecodeBody(w, r, res.GVK(), obj); err != nil {
+	if err := h.Codec.DecodeBody(w, r, res.GVK(), obj); err != nil {
 		endpoints.WriteError(w, err)
 		return
 	}
-	out, err := s.review(r.Context(), obj)
+	out, err := h.review(r.Context(), obj)
 	if err != nil {
 		endpoints.WriteError(w, err)
 		return
 	}
 	out.GetObjectKind().SetGroupVersionKind(res.GVK())
-	s.codec.WriteObject(w, r, nil, http.StatusCreated, out)
+	h.Codec.WriteObject(w, r, nil, http.StatusCreated, out)
 }
 
 // review fills in the status of one review object.
-func (s *Server) review(ctx context.Context, obj runtime.Object) (runtime.Object, error) {
-	user := userOf(ctx)
+func (h *Handler) review(ctx context.Context, obj runtime.Object) (runtime.Object, error) {
+	user := h.UserOf(ctx)
 	switch o := obj.(type) {
 	case *authenticationv1.SelfSubjectReview:
 		return &authenticationv1.SelfSubjectReview{
-			ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(s.clock.Now())},
+			ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(h.Clock.Now())},
 			Status:     authenticationv1.SelfSubjectReviewStatus{UserInfo: user},
 		}, nil
 	case *authorizationv1.SelfSubjectAccessReview:
-		return s.selfAccessReview(ctx, user, o)
+		return h.selfAccessReview(ctx, user, o)
 	case *authorizationv1.SelfSubjectRulesReview:
-		o.Status = s.authz.RulesFor(ctx, user, o.Spec.Namespace)
+		o.Status = h.Authorizer.RulesFor(ctx, user, o.Spec.Namespace)
 		return o, nil
 	}
 	return nil, apierrors.NewInternalError(fmt.Errorf("no review for %T", obj))
@@ -58,7 +75,7 @@ func (s *Server) review(ctx context.Context, obj runtime.Object) (runtime.Object
 
 // selfAccessReview decides a SelfSubjectAccessReview with the same
 // Authorizer every request goes through.
-func (s *Server) selfAccessReview(ctx context.Context, user authenticationv1.UserInfo, o *authorizationv1.SelfSubjectAccessReview) (runtime.Object, error) {
+func (h *Handler) selfAccessReview(ctx context.Context, user authenticationv1.UserInfo, o *authorizationv1.SelfSubjectAccessReview) (runtime.Object, error) {
 	ra, nra := o.Spec.ResourceAttributes, o.Spec.NonResourceAttributes
 	if (ra == nil) == (nra == nil) {
 		errs := field.ErrorList{field.Invalid(field.NewPath("spec", "resourceAttributes"), ra,
@@ -69,7 +86,7 @@ func (s *Server) selfAccessReview(ctx context.Context, user authenticationv1.Use
 		User: user.Username, Groups: user.Groups, UID: user.UID, Extra: endpoints.Extra(user),
 		ResourceAttributes: ra, NonResourceAttributes: nra,
 	}
-	allowed, reason, err := s.authz.Authorize(ctx, attrs)
+	allowed, reason, err := h.Authorizer.Authorize(ctx, attrs)
 	if err != nil {
 		o.Status = authorizationv1.SubjectAccessReviewStatus{EvaluationError: err.Error()}
 		return o, nil

@@ -1,4 +1,4 @@
-package apiserver
+package handlers
 
 import (
 	"fmt"
@@ -12,7 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-func (s *Server) handleList(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
+// List answers GET of a collection: streamed JSON, stored entries, a
+// Table or PartialObjectMetadata, as negotiated.
+func (h *Handlers) List(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	q := r.URL.Query()
 	f, err := genericstore.ParseFilter(info.Res, q)
 	if err != nil {
@@ -33,35 +35,35 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, info endpoin
 	}
 	cont, rv, rvMatch := q.Get("continue"), q.Get("resourceVersion"), q.Get("resourceVersionMatch")
 	if format == endpoints.FormatObject && limit == 0 && cont == "" {
-		if err := s.objects.StreamList(w, r, info.Res, info.Namespace, f, rv, rvMatch); err != nil {
+		if err := h.Store.StreamList(w, r, info.Res, info.Namespace, f, rv, rvMatch); err != nil {
 			endpoints.WriteError(w, err)
 		}
 		return
 	}
 	if format == endpoints.FormatObject {
-		items, lm, err := s.objects.ListEntries(r.Context(), info.Res, info.Namespace, f, limit, cont, rv, rvMatch)
+		items, lm, err := h.Store.ListEntries(r.Context(), info.Res, info.Namespace, f, limit, cont, rv, rvMatch)
 		if err != nil {
 			endpoints.WriteError(w, err)
 			return
 		}
-		if err := s.objects.WriteList(w, info.Res, items, lm); err != nil {
+		if err := h.Store.WriteList(w, info.Res, items, lm); err != nil {
 			endpoints.WriteError(w, err)
 		}
 		return
 	}
-	lr, err := s.objects.ListStored(r.Context(), info.Res, info.Namespace, f, limit, cont, rv, rvMatch)
+	lr, err := h.Store.ListStored(r.Context(), info.Res, info.Namespace, f, limit, cont, rv, rvMatch)
 	if err != nil {
 		endpoints.WriteError(w, err)
 		return
 	}
 	lm := lr.ListMeta()
-	if err := s.objects.DecodeItems(info.Res, lr); err != nil {
+	if err := h.Store.DecodeItems(info.Res, lr); err != nil {
 		endpoints.WriteError(w, err)
 		return
 	}
 	switch format {
 	case endpoints.FormatTable:
-		endpoints.WriteJSON(w, http.StatusOK, s.codec.Table(r, info.Res, lr.Items, lm))
+		endpoints.WriteJSON(w, http.StatusOK, h.Codec.Table(r, info.Res, lr.Items, lm))
 	default:
 		pl := &metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadataList"}, ListMeta: lm}
 		for _, obj := range lr.Items {

@@ -1,4 +1,4 @@
-package apiserver
+package handlers
 
 import (
 	"encoding/json"
@@ -21,13 +21,9 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// InitialEventsEndAnnotation marks the bookmark that ends a WatchList's
-// initial events.
-const InitialEventsEndAnnotation = "k8s.io/initial-events-end"
-
 // watcher streams one watch response.
 type watcher struct {
-	s       *Server
+	h       *Handlers
 	w       http.ResponseWriter
 	r       *http.Request
 	res     *registry.Resource
@@ -36,7 +32,8 @@ type watcher struct {
 	lastRev int64
 }
 
-func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
+// Watch answers a watch of a collection (or of one object by name).
+func (h *Handlers) Watch(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	q := r.URL.Query()
 	f, err := genericstore.ParseFilter(info.Res, q)
 	if err != nil {
@@ -62,13 +59,13 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, info endpoi
 	}
 	ctx, cancel := withTimeout(r.Context(), timeout)
 	defer cancel()
-	wt := &watcher{s: s, w: w, r: r, res: info.Res, f: f, format: format}
+	wt := &watcher{h: h, w: w, r: r, res: info.Res, f: f, format: format}
 	rv := q.Get("resourceVersion")
 	sendInitialEvents := query.OptionalBool(q, "sendInitialEvents")
 	sendInitial := ptr.Deref(sendInitialEvents, rv == "" || rv == "0")
-	st, err := s.objects.Watch(ctx, info.Res, info.Namespace, f, rv, sendInitial)
+	st, err := h.Store.Watch(ctx, info.Res, info.Namespace, f, rv, sendInitial)
 	if err == nil && st.Initial != nil && format != endpoints.FormatObject {
-		err = s.objects.DecodeItems(info.Res, st.Initial)
+		err = h.Store.DecodeItems(info.Res, st.Initial)
 	}
 	if err != nil {
 		endpoints.WriteError(w, err)
@@ -92,10 +89,10 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, info endpoi
 		wt.writeBookmark(true)
 	}
 	wt.Flush()
-	g := s.metrics.watchers.WithLabelValues(info.Group, info.Version, info.Res.Kind)
+	g := h.Watchers.WithLabelValues(info.Group, info.Version, info.Res.Kind)
 	g.Inc()
 	defer g.Dec()
-	s.objects.Pump(ctx, ch, bookmarks, wt)
+	h.Store.Pump(ctx, ch, bookmarks, wt)
 }
 
 func (wt *watcher) Event(ev storage.Event) bool { return wt.writeEvent(ev) }
@@ -105,7 +102,7 @@ func (wt *watcher) Bookmark() bool              { return wt.writeBookmark(false)
 // watcher, if any.
 func (wt *watcher) writeEvent(ev storage.Event) bool {
 	wt.lastRev = ev.KV.ModRevision
-	typ, obj, err := wt.s.objects.Classify(wt.res, wt.f, ev)
+	typ, obj, err := wt.h.Store.Classify(wt.res, wt.f, ev)
 	if err != nil {
 		return wt.writeError(apierrors.NewInternalError(err))
 	}
@@ -115,7 +112,7 @@ func (wt *watcher) writeEvent(ev storage.Event) bool {
 	if wt.format != endpoints.FormatObject {
 		return wt.writeObject(typ, obj)
 	}
-	ent, err := wt.s.objects.Entry(wt.res, ev.KV, obj)
+	ent, err := wt.h.Store.Entry(wt.res, ev.KV, obj)
 	if err != nil {
 		return wt.writeError(apierrors.NewInternalError(err))
 	}
@@ -131,7 +128,7 @@ func (wt *watcher) writeInitial(lr *genericstore.ListResult) bool {
 			}
 			continue
 		}
-		ent, err := wt.s.objects.Entry(wt.res, kv, lr.Items[i])
+		ent, err := wt.h.Store.Entry(wt.res, kv, lr.Items[i])
 		if err != nil {
 			return wt.writeError(apierrors.NewInternalError(err))
 		}
@@ -146,7 +143,7 @@ func (wt *watcher) writeObject(typ watch.EventType, obj runtime.Object) bool {
 	var out interface{} = obj
 	switch wt.format {
 	case endpoints.FormatTable:
-		out = wt.s.codec.Table(wt.r, wt.res, []runtime.Object{obj}, metav1.ListMeta{ResourceVersion: genericstore.Accessor(obj).GetResourceVersion()})
+		out = wt.h.Codec.Table(wt.r, wt.res, []runtime.Object{obj}, metav1.ListMeta{ResourceVersion: genericstore.Accessor(obj).GetResourceVersion()})
 	case endpoints.FormatMetadata:
 		out = endpoints.PartialMetadata(obj)
 	}
@@ -163,7 +160,7 @@ func (wt *watcher) writeBookmark(initialEnd bool) bool {
 	m := genericstore.Accessor(obj)
 	m.SetResourceVersion(strconv.FormatInt(wt.lastRev, 10))
 	if initialEnd {
-		m.SetAnnotations(map[string]string{InitialEventsEndAnnotation: "true"})
+		m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
 	}
 	var out interface{} = obj
 	if wt.format == endpoints.FormatMetadata {

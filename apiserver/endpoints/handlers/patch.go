@@ -1,16 +1,20 @@
-package apiserver
+package handlers
 
 import (
-	"github.com/batchlet/batchlet/apiserver/endpoints"
 	"mime"
 	"net/http"
+
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+	"github.com/batchlet/batchlet/apiserver/registry/strategy"
 
 	"github.com/batchlet/batchlet/apiserver/patch"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 )
 
-func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo, mode updateMode) {
+// Patch answers PATCH of an object (mode Main) or its status (Status):
+// JSON, merge and strategic-merge patches here, apply patches in apply.
+func (h *Handlers) Patch(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo, mode strategy.Mode) {
 	res := info.Res
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	pt := types.PatchType(mt)
@@ -19,10 +23,10 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info endpoi
 		return
 	}
 	if pt == types.ApplyPatchType {
-		s.handleApply(w, r, info, mode)
+		h.apply(w, r, info, mode)
 		return
 	}
-	body, err := s.codec.ReadBody(r)
+	body, err := h.Codec.ReadBody(r)
 	if err != nil {
 		endpoints.WriteError(w, err)
 		return
@@ -33,15 +37,15 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info endpoi
 		return
 	}
 	codec := patch.Codec{
-		CurrentJSON: func(cur runtime.Object) ([]byte, error) { return s.objects.JSON(res, cur) },
+		CurrentJSON: func(cur runtime.Object) ([]byte, error) { return h.Store.JSON(res, cur) },
 		Decode: func(data []byte, into runtime.Object) error {
-			return s.codec.DecodeJSON(w, r, data, res.GVK(), into)
+			return h.Codec.DecodeJSON(w, r, data, res.GVK(), into)
 		},
 	}
 	// patch.Apply only reads cur, but the typed merge shares cur's unpatched
 	// parts with its result.
 	share := mayShare(r.Context(), mode)
-	out, err := s.updateReading(r.Context(), res, info.Namespace, info.Name, mode, isDryRun(r), func(cur runtime.Object) (runtime.Object, error) {
+	out, err := h.Writer.Update(r.Context(), res, info.Namespace, info.Name, mode, isDryRun(r), func(cur runtime.Object) (runtime.Object, error) {
 		if !share {
 			cur = cur.DeepCopyObject()
 		}
@@ -51,5 +55,5 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, info endpoi
 		endpoints.WriteError(w, err)
 		return
 	}
-	s.codec.WriteObject(w, r, res, http.StatusOK, out)
+	h.Codec.WriteObject(w, r, res, http.StatusOK, out)
 }

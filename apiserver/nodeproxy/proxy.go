@@ -1,12 +1,15 @@
-package apiserver
+// Package nodeproxy forwards requests to node agents, as kube-apiserver's
+// kubelet client does: pods/log (to the agent's containerLogs), pods/exec
+// and pods/attach (upgrades included) and nodes/NAME/proxy/PATH. It finds
+// pods and nodes only through Objects and talks to agents over TLS with
+// the server's kubelet client certificate and, when set, a bearer token.
+package nodeproxy
 
 import (
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/batchlet/batchlet/apiserver/endpoints"
-	"github.com/batchlet/batchlet/apiserver/query"
 	"io"
 	"log/slog"
 	"net"
@@ -16,16 +19,37 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+	"github.com/batchlet/batchlet/apiserver/query"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
-// newNodeTransport talks to node agents over tlsCfg (nil: the system's
-// roots and no client certificate), verifying each agent's serving
-// certificate for the node's address, as kube-apiserver does with
+// Objects reads the pods and nodes requests name; the proxy only reads
+// what they return.
+type Objects interface {
+	Pod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
+	Node(ctx context.Context, name string) (*corev1.Node, error)
+}
+
+// Proxy serves the requests that go on to node agents.
+type Proxy struct {
+	Objects Objects
+	// Transport reaches the agents (see NewTransport).
+	Transport *http.Transport
+	// Token, when set, is sent to agents as a bearer token.
+	Token string
+	// Logger has the proxy's copy errors, at debug.
+	Logger *slog.Logger
+}
+
+// NewTransport talks to node agents over tlsCfg (nil: the system's roots
+// and no client certificate), verifying each agent's serving certificate
+// for the node's address, as kube-apiserver does with
 // --kubelet-certificate-authority; HTTP/1.1 only so that upgrades (exec
 // streams) work.
-func newNodeTransport(tlsCfg *tls.Config) *http.Transport {
+func NewTransport(tlsCfg *tls.Config) *http.Transport {
 	if tlsCfg == nil {
 		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
@@ -36,15 +60,15 @@ func newNodeTransport(tlsCfg *tls.Config) *http.Transport {
 }
 
 // podTarget finds the pod, its container and the agent endpoint of its node.
-func (s *Server) podTarget(r *http.Request, info endpoints.RequestInfo) (*corev1.Pod, string, string, error) {
-	pod, container, err := s.podContainer(r, info)
+func (p *Proxy) podTarget(r *http.Request, info endpoints.RequestInfo) (*corev1.Pod, string, string, error) {
+	pod, container, err := p.podContainer(r, info)
 	if err != nil {
 		return nil, "", "", err
 	}
 	if pod.Spec.NodeName == "" {
 		return nil, "", "", apierrors.NewBadRequest(fmt.Sprintf("pod %s does not have a host assigned", pod.Name))
 	}
-	hostPort, err := s.nodeEndpoint(r.Context(), pod.Spec.NodeName)
+	hostPort, err := p.nodeEndpoint(r.Context(), pod.Spec.NodeName)
 	if err != nil {
 		return nil, "", "", err
 	}
@@ -53,12 +77,11 @@ func (s *Server) podTarget(r *http.Request, info endpoints.RequestInfo) (*corev1
 
 // podContainer finds the pod and the container the request names (or the
 // only one).
-func (s *Server) podContainer(r *http.Request, info endpoints.RequestInfo) (*corev1.Pod, string, error) {
-	obj, _, err := s.objects.Get(r.Context(), info.Res, info.Namespace, info.Name)
+func (p *Proxy) podContainer(r *http.Request, info endpoints.RequestInfo) (*corev1.Pod, string, error) {
+	pod, err := p.Objects.Pod(r.Context(), info.Namespace, info.Name)
 	if err != nil {
 		return nil, "", err
 	}
-	pod := obj.(*corev1.Pod)
 	container, err := pickContainer(pod, r.URL.Query().Get("container"))
 	if err != nil {
 		return nil, "", err
@@ -67,12 +90,11 @@ func (s *Server) podContainer(r *http.Request, info endpoints.RequestInfo) (*cor
 }
 
 // nodeEndpoint is host:port of the agent of a node.
-func (s *Server) nodeEndpoint(ctx context.Context, nodeName string) (string, error) {
-	nodeObj, _, err := s.objects.Get(ctx, s.resource("", "v1", "nodes"), "", nodeName)
+func (p *Proxy) nodeEndpoint(ctx context.Context, nodeName string) (string, error) {
+	node, err := p.Objects.Node(ctx, nodeName)
 	if err != nil {
 		return "", err
 	}
-	node := nodeObj.(*corev1.Node)
 	host := ""
 	for _, a := range node.Status.Addresses {
 		if a.Type == corev1.NodeInternalIP {
@@ -120,12 +142,12 @@ func pickContainer(pod *corev1.Pod, name string) (string, error) {
 	return "", apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", name, pod.Name))
 }
 
-// handleLog proxies pods/log to the agent's containerLogs endpoint. A pod
+// Log proxies pods/log to the agent's containerLogs endpoint. A pod
 // not scheduled yet has no log: an empty answer (204), as upstream's
 // LogLocation gives no location for it. An error answer of the agent
 // becomes an API Status, as upstream's response checker makes it.
-func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
-	pod, container, err := s.podContainer(r, info)
+func (p *Proxy) Log(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
+	pod, container, err := p.podContainer(r, info)
 	if err != nil {
 		endpoints.WriteError(w, err)
 		return
@@ -134,7 +156,7 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, info endpoint
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	hostPort, err := s.nodeEndpoint(r.Context(), pod.Spec.NodeName)
+	hostPort, err := p.nodeEndpoint(r.Context(), pod.Spec.NodeName)
 	if err != nil {
 		endpoints.WriteError(w, err)
 		return
@@ -147,7 +169,7 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request, info endpoint
 	}
 	target := &url.URL{Scheme: "https", Host: hostPort,
 		Path: fmt.Sprintf("/containerLogs/%s/%s/%s", pod.Namespace, pod.Name, container), RawQuery: q.Encode()}
-	s.proxyTo(w, r, target, func(code int, body string) error { return logError(code, body, pod.Name) })
+	p.proxyTo(w, r, target, func(code int, body string) error { return logError(code, body, pod.Name) })
 }
 
 // maxErrorBody bounds how much of an agent's error answer is read.
@@ -168,9 +190,9 @@ func logError(code int, body, pod string) error {
 	return apierrors.NewGenericServerResponse(code, "", corev1.Resource("pods/log"), pod, body, 0, false)
 }
 
-// handleExec proxies pods/exec and pods/attach, upgrades included.
-func (s *Server) handleExec(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
-	pod, container, hostPort, err := s.podTarget(r, info)
+// Exec proxies pods/exec and pods/attach, upgrades included.
+func (p *Proxy) Exec(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
+	pod, container, hostPort, err := p.podTarget(r, info)
 	if err != nil {
 		endpoints.WriteError(w, err)
 		return
@@ -185,38 +207,38 @@ func (s *Server) handleExec(w http.ResponseWriter, r *http.Request, info endpoin
 	}
 	target := &url.URL{Scheme: "https", Host: hostPort,
 		Path: fmt.Sprintf("/%s/%s/%s/%s", info.Subresource, pod.Namespace, pod.Name, container), RawQuery: q.Encode()}
-	s.proxyTo(w, r, target, nil)
+	p.proxyTo(w, r, target, nil)
 }
 
-// handleNodeProxy serves nodes/NAME/proxy/PATH: the request goes to the
-// node's agent (the kubelet's endpoints: /pods, /healthz, /containerLogs,
-// ...) with the server's kubelet client certificate (and NodeProxyToken
-// when set), as kube-apiserver's node proxy does.
-func (s *Server) handleNodeProxy(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
-	endpoint, err := s.nodeEndpoint(r.Context(), info.Name)
+// Node serves nodes/NAME/proxy/PATH: the request goes to the node's
+// agent (the kubelet's endpoints: /pods, /healthz, /containerLogs, ...)
+// with the server's kubelet client certificate (and Token when set), as
+// kube-apiserver's node proxy does.
+func (p *Proxy) Node(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
+	endpoint, err := p.nodeEndpoint(r.Context(), info.Name)
 	if err != nil {
 		endpoints.WriteError(w, err)
 		return
 	}
 	target := &url.URL{Scheme: "https", Host: endpoint, Path: "/" + info.ProxyPath, RawQuery: r.URL.RawQuery}
-	s.proxyTo(w, r, target, nil)
+	p.proxyTo(w, r, target, nil)
 }
 
-// proxyTo forwards the request to target with the server's client
-// certificate (NodeTLS) and the node token, if any. With
-// answerError set, a non-2xx answer is read and replaced by the error it
-// returns (written as a Status); without, it passes through as it is.
-func (s *Server) proxyTo(w http.ResponseWriter, r *http.Request, target *url.URL, answerError func(code int, body string) error) {
-	token := s.cfg.NodeProxyToken
-	p := &httputil.ReverseProxy{
-		Transport:     s.nodeTransport,
+// proxyTo forwards the request to target with the Transport's client
+// certificate and the Token, if any. With answerError set, a non-2xx
+// answer is read and replaced by the error it returns (written as a
+// Status); without, it passes through as it is.
+func (p *Proxy) proxyTo(w http.ResponseWriter, r *http.Request, target *url.URL, answerError func(code int, body string) error) {
+	token := p.Token
+	rp := &httputil.ReverseProxy{
+		Transport:     p.Transport,
 		FlushInterval: -1,
 		// A stream the client stopped reading (a followed log at the end of
 		// `batchlet run`) ends in a copy error that the proxy logs; without
 		// an http.Server above the handler (the in-process transport) it logs
 		// instead of aborting. That is the client's doing, not a server
 		// fault: the server's logger has it at debug, not Go's global log.
-		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		ErrorLog: slog.NewLogLogger(p.Logger.Handler(), slog.LevelDebug),
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL = target
 			pr.Out.Host = target.Host
@@ -245,5 +267,5 @@ func (s *Server) proxyTo(w http.ResponseWriter, r *http.Request, target *url.URL
 			endpoints.WriteError(w, apierrors.NewServiceUnavailable(fmt.Sprintf("error trying to reach node agent: %v", err)))
 		},
 	}
-	p.ServeHTTP(w, r)
+	rp.ServeHTTP(w, r)
 }

@@ -1,4 +1,10 @@
-package apiserver
+// Package tokenrequest serves the TokenRequest API (POST
+// serviceaccounts/NAME/token), as kube-apiserver's TokenREST does: it
+// defaults and validates the request, binds the token to a pod (and that
+// pod's node) when asked, and answers with a token the service-account
+// issuer signs. Nothing is stored; accounts, pods and nodes are only read,
+// through Objects.
+package tokenrequest
 
 import (
 	"context"
@@ -8,8 +14,7 @@ import (
 
 	"github.com/batchlet/batchlet/apiserver/authn"
 	"github.com/batchlet/batchlet/apiserver/endpoints"
-
-	"github.com/batchlet/batchlet/apiserver/genericstore"
+	"github.com/batchlet/batchlet/apiserver/satoken"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,8 +22,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"github.com/batchlet/batchlet/apiserver/satoken"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 )
 
 // TokenRequest limits, as upstream has them.
@@ -28,64 +33,80 @@ const (
 	maxTokenExpirationSeconds     = 1 << 32
 )
 
-// handleTokenRequest answers POST serviceaccounts/<name>/token with a
-// TokenRequest whose status carries a signed token.
-func (s *Server) handleTokenRequest(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
-	if s.cfg.ServiceAccountIssuer == nil {
+// Objects reads the service accounts, pods and nodes a token names. What
+// it returns may be shared with other readers: the handler only reads it.
+type Objects interface {
+	ServiceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, error)
+	Pod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
+	Node(ctx context.Context, name string) (*corev1.Node, error)
+}
+
+// Handler serves serviceaccounts/NAME/token.
+type Handler struct {
+	// Issuer signs the tokens; nil serves no TokenRequest (404).
+	Issuer  *satoken.Issuer
+	Objects Objects
+	Codec   *endpoints.Codec
+	// Clock stamps the answer's creationTimestamp.
+	Clock clock.PassiveClock
+}
+
+// Create answers POST serviceaccounts/<name>/token with a TokenRequest
+// whose status carries a signed token.
+func (h *Handler) Create(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
+	if h.Issuer == nil {
 		endpoints.WriteError(w, endpoints.ErrNotFoundPath())
 		return
 	}
 	req := &authenticationv1.TokenRequest{}
-	data, err := s.codec.ReadBody(r)
+	data, err := h.Codec.ReadBody(r)
 	if err == nil {
-		err = s.codec.DecodeLoose(r, data, req)
+		err = h.Codec.DecodeLoose(r, data, req)
 	}
 	if err == nil {
-		err = s.issueTokenRequest(r.Context(), info.Namespace, info.Name, req)
+		err = h.issue(r.Context(), info.Namespace, info.Name, req)
 	}
 	if err != nil {
 		endpoints.WriteError(w, err)
 		return
 	}
 	req.SetGroupVersionKind(authenticationv1.SchemeGroupVersion.WithKind("TokenRequest"))
-	s.codec.WriteObject(w, r, nil, http.StatusCreated, req)
+	h.Codec.WriteObject(w, r, nil, http.StatusCreated, req)
 }
 
-// issueTokenRequest defaults and validates req, resolves its bound object
-// and fills in its status. The service account, pod and node are only
-// read, so the shared decoded copies serve (one token per pod).
-func (s *Server) issueTokenRequest(ctx context.Context, namespace, name string, req *authenticationv1.TokenRequest) error {
+// issue defaults and validates req, resolves its bound object and fills
+// in its status.
+func (h *Handler) issue(ctx context.Context, namespace, name string, req *authenticationv1.TokenRequest) error {
 	if req.Spec.ExpirationSeconds == nil {
-		req.Spec.ExpirationSeconds = ptrTo(int64(defaultTokenExpirationSeconds))
+		req.Spec.ExpirationSeconds = ptr.To(int64(defaultTokenExpirationSeconds))
 	}
 	if len(req.Spec.Audiences) == 0 {
-		req.Spec.Audiences = authn.APIAudiences(s.cfg.ServiceAccountIssuer)
+		req.Spec.Audiences = authn.APIAudiences(h.Issuer)
 	}
-	if errs := validateTokenRequest(req); len(errs) > 0 {
+	if errs := validate(req); len(errs) > 0 {
 		return apierrors.NewInvalid(authenticationv1.SchemeGroupVersion.WithKind("TokenRequest").GroupKind(), name, errs)
 	}
-	saObj, _, err := s.objects.GetShared(ctx, s.resource("", "v1", "serviceaccounts"), namespace, name)
+	sa, err := h.Objects.ServiceAccount(ctx, namespace, name)
 	if err != nil {
 		return err
 	}
-	sa := saObj.(*corev1.ServiceAccount)
 	tr := satoken.Request{Namespace: namespace, ServiceAccount: satoken.Ref{Name: sa.Name, UID: sa.UID},
 		Audiences: req.Spec.Audiences, Expiration: time.Duration(*req.Spec.ExpirationSeconds) * time.Second}
 	if ref := req.Spec.BoundObjectRef; ref != nil {
-		if err := s.bindToken(ctx, namespace, sa, ref, &tr); err != nil {
+		if err := h.bind(ctx, namespace, sa, ref, &tr); err != nil {
 			return err
 		}
 	}
-	tok, err := s.cfg.ServiceAccountIssuer.Issue(tr)
+	tok, err := h.Issuer.Issue(tr)
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	req.Namespace, req.Name, req.CreationTimestamp = namespace, name, metav1.NewTime(s.clock.Now())
+	req.Namespace, req.Name, req.CreationTimestamp = namespace, name, metav1.NewTime(h.Clock.Now())
 	req.Status = authenticationv1.TokenRequestStatus{Token: tok.Raw, ExpirationTimestamp: metav1.NewTime(tok.Expiration)}
 	return nil
 }
 
-func validateTokenRequest(req *authenticationv1.TokenRequest) field.ErrorList {
+func validate(req *authenticationv1.TokenRequest) field.ErrorList {
 	var errs field.ErrorList
 	exp := field.NewPath("spec", "expirationSeconds")
 	switch secs := *req.Spec.ExpirationSeconds; {
@@ -97,9 +118,9 @@ func validateTokenRequest(req *authenticationv1.TokenRequest) field.ErrorList {
 	return errs
 }
 
-// bindToken binds the token to the pod ref names, as upstream's
-// TokenRequest REST does (only pods are bindable here).
-func (s *Server) bindToken(ctx context.Context, namespace string, sa *corev1.ServiceAccount, ref *authenticationv1.BoundObjectReference, tr *satoken.Request) error {
+// bind binds the token to the pod ref names, as upstream's TokenRequest
+// REST does (only pods are bindable here).
+func (h *Handler) bind(ctx context.Context, namespace string, sa *corev1.ServiceAccount, ref *authenticationv1.BoundObjectReference, tr *satoken.Request) error {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
@@ -108,11 +129,10 @@ func (s *Server) bindToken(ctx context.Context, namespace string, sa *corev1.Ser
 	if gvk != corev1.SchemeGroupVersion.WithKind("Pod") {
 		return apierrors.NewBadRequest(fmt.Sprintf("cannot bind token to object of type %s", gvk.String()))
 	}
-	obj, _, err := s.objects.GetShared(ctx, s.resource("", "v1", "pods"), namespace, ref.Name)
+	pod, err := h.Objects.Pod(ctx, namespace, ref.Name)
 	if err != nil {
 		return err
 	}
-	pod := obj.(*corev1.Pod)
 	if ref.UID != "" && ref.UID != pod.UID {
 		return apierrors.NewConflict(schema.GroupResource{Resource: ref.Kind}, ref.Name,
 			fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record. The object might have been deleted and then recreated", ref.UID))
@@ -123,11 +143,9 @@ func (s *Server) bindToken(ctx context.Context, namespace string, sa *corev1.Ser
 	ref.UID = pod.UID
 	tr.Pod = &satoken.Ref{Name: pod.Name, UID: pod.UID}
 	if pod.Spec.NodeName != "" {
-		if node, _, err := s.objects.GetShared(ctx, s.resource("", "v1", "nodes"), "", pod.Spec.NodeName); err == nil {
-			tr.Node = &satoken.Ref{Name: pod.Spec.NodeName, UID: genericstore.Accessor(node).GetUID()}
+		if node, err := h.Objects.Node(ctx, pod.Spec.NodeName); err == nil {
+			tr.Node = &satoken.Ref{Name: pod.Spec.NodeName, UID: node.UID}
 		}
 	}
 	return nil
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -1,0 +1,51 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/batchlet/batchlet/apiserver/endpoints"
+
+	"github.com/batchlet/batchlet/apiserver/genericstore"
+
+	"github.com/batchlet/batchlet/apiserver/registry/strategy"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Update answers PUT of an object (mode Main) or its status (Status).
+func (h *Handlers) Update(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo, mode strategy.Mode) {
+	res := info.Res
+	body := res.New()
+	if err := h.Codec.DecodeBody(w, r, res.GVK(), body); err != nil {
+		endpoints.WriteError(w, err)
+		return
+	}
+	m := genericstore.Accessor(body)
+	if m.GetName() != info.Name {
+		endpoints.WriteError(w, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), info.Name)))
+		return
+	}
+	if err := strategy.NamespaceOnUpdate(res, m, info.Namespace); err != nil {
+		endpoints.WriteError(w, err)
+		return
+	}
+	out, err := h.Writer.Update(r.Context(), res, info.Namespace, info.Name, mode, isDryRun(r), func(runtime.Object) (runtime.Object, error) {
+		return body.DeepCopyObject(), nil
+	})
+	if err != nil {
+		endpoints.WriteError(w, err)
+		return
+	}
+	h.Codec.WriteObject(w, r, res, http.StatusOK, out)
+}
+
+// mayShare: the new object of a status update may share parts with the
+// current (shared) one. Status strategies only put the old spec back and
+// status validation only reads; a main-resource update defaults in place
+// (pod spec, namespace labels), and the field manager rewrites the object.
+func mayShare(ctx context.Context, mode strategy.Mode) bool {
+	manager := endpoints.FieldManagerOf(ctx)
+	return mode == strategy.Status && manager == ""
+}
