@@ -2,13 +2,17 @@ package bench
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -111,7 +115,7 @@ func runPeer(ctx context.Context, r *runner) (Result, error) {
 	res.add("batchlet server: CPU (run)", ownCPU, "s")
 	res.add("upstream control plane: CPU (run)", up.controlPlaneCPU.Seconds(), "s")
 	res.add("upstream agent: CPU (run)", up.agentCPU.Seconds(), "s")
-	res.Baseline = fmt.Sprintf("etcd + kube-apiserver + kube-controller-manager (job, podgc, garbagecollector) + kube-scheduler %s, node: batchlet agent --runtime sim", peerKubeVersion)
+	res.Baseline = fmt.Sprintf("etcd + kube-apiserver + kube-controller-manager (job, podgc, garbagecollector, nodelifecycle) + kube-scheduler %s, node: batchlet agent --runtime sim", peerKubeVersion)
 	if up.podsPerSecond > 0 {
 		res.Ratio = ownPPS / up.podsPerSecond
 	}
@@ -152,7 +156,14 @@ func (r *runner) runUpstream(ctx context.Context, bin string, jr jobRun) (upstre
 	if err != nil {
 		return out, err
 	}
+	// The agent's log/exec endpoints are not used here; it still needs a
+	// CA to check the API server's client certificate against.
+	clientCA := filepath.Join(dir, "kubelet-client-ca.crt")
+	if err := writeCA(clientCA); err != nil {
+		return out, err
+	}
 	agentArgs := append(append([]string{}, batchlet[1:]...), "agent", "--kubeconfig", kubeconfig, "--runtime", "sim",
+		"--client-ca-file", clientCA,
 		"--node-name", peerNodeName, "--root-dir", filepath.Join(dir, "agent"), "--no-results",
 		"--max-pods", strconv.Itoa(max(jr.parallelism, 110)),
 		"--kube-api-qps", strconv.Itoa(peerQPS), "--kube-api-burst", strconv.Itoa(peerBurst))
@@ -384,11 +395,14 @@ func apiserverArgs(dir string, etcdPort, apiPort int, tokens, saKey string) []st
 		// No service account controller runs, so pods get no token volume,
 		// as on batchlet server with the sim runtime.
 		"--disable-admission-plugins=ServiceAccount",
+		// A loopback address is no valid endpoint of the kubernetes
+		// Service: without this the API server retries it every 10 s.
+		"--endpoint-reconciler-type=none",
 	}
 }
 
 func controllerManagerArgs(kubeconfig string, podGCThreshold int) []string {
-	args := []string{"--kubeconfig=" + kubeconfig, "--controllers=job,podgc,garbagecollector",
+	args := []string{"--kubeconfig=" + kubeconfig, "--controllers=job,podgc,garbagecollector,nodelifecycle",
 		"--leader-elect=false", "--secure-port=0",
 		fmt.Sprintf("--kube-api-qps=%d", peerQPS), fmt.Sprintf("--kube-api-burst=%d", peerBurst),
 		fmt.Sprintf("--concurrent-job-syncs=%d", peerConcurrentJobs), fmt.Sprintf("--concurrent-gc-syncs=%d", peerConcurrentGC)}
@@ -481,6 +495,26 @@ func randomToken() (string, error) {
 		return "", fmt.Errorf("random token: %w", err)
 	}
 	return hex.EncodeToString(b), nil
+}
+
+// writeCA writes a self-signed CA certificate (its key is discarded).
+func writeCA(path string) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return fmt.Errorf("client CA key: %w", err)
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "bench-kubelet-client-ca"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return fmt.Errorf("client CA: %w", err)
+	}
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		return fmt.Errorf("write client CA: %w", err)
+	}
+	return nil
 }
 
 func writeRSAKey(path string) error {

@@ -69,7 +69,7 @@ func TestStatCPU(t *testing.T) {
 
 func TestControllerManagerArgs(t *testing.T) {
 	base := controllerManagerArgs("/k", 0)
-	for _, want := range []string{"--controllers=job,podgc,garbagecollector", "--concurrent-job-syncs=50", "--kube-api-qps=1000", "--leader-elect=false"} {
+	for _, want := range []string{"--controllers=job,podgc,garbagecollector,nodelifecycle", "--concurrent-job-syncs=50", "--kube-api-qps=1000", "--leader-elect=false"} {
 		if !slices.Contains(base, want) {
 			t.Errorf("args %v lack %s", base, want)
 		}
