@@ -75,7 +75,7 @@ func TestPeerScenario(t *testing.T) {
 	r := rep.Results[0]
 	wantChecks(t, r, "Complete=True", "succeeded=20", `completedIndexes="0-19"`,
 		`upstream: Complete=True, succeeded=20, completedIndexes="0-19", failed=0`)
-	wantMetrics(t, r, "batchlet server: pods/s", "upstream: pods/s", "upstream control plane: peak RSS (sum)")
+	wantMetrics(t, r, "batchlet server: pods/s", "upstream: pods/s", "upstream control plane: peak RSS (sum)", "CPU ratio (upstream with agent / batchlet server)")
 	if r.Ratio <= 0 {
 		t.Errorf("ratio = %v, want > 0", r.Ratio)
 	}

@@ -115,6 +115,11 @@ func runPeer(ctx context.Context, r *runner) (Result, error) {
 	res.add("batchlet server: CPU (run)", ownCPU, "s")
 	res.add("upstream control plane: CPU (run)", up.controlPlaneCPU.Seconds(), "s")
 	res.add("upstream agent: CPU (run)", up.agentCPU.Seconds(), "s")
+	if ownCPU > 0 {
+		// Both sides include their node agent's CPU: batchlet's runs in
+		// the server process.
+		res.add("CPU ratio (upstream with agent / batchlet server)", (up.controlPlaneCPU+up.agentCPU).Seconds()/ownCPU, "x")
+	}
 	res.Baseline = fmt.Sprintf("etcd + kube-apiserver + kube-controller-manager (job, podgc, garbagecollector, nodelifecycle) + kube-scheduler %s, node: batchlet agent --runtime sim", peerKubeVersion)
 	if up.podsPerSecond > 0 {
 		res.Ratio = ownPPS / up.podsPerSecond
