@@ -47,6 +47,10 @@ func runGrowth(ctx context.Context, r *runner) (Result, error) {
 		completions, jobs = defaultGrowthCompletions, defaultGrowthJobs
 	}
 	res := Result{Params: map[string]int{"rows": len(completions) + len(jobs)}}
+	// Each row writes its own profiles, named after the row.
+	single := r.single
+	r.single = false
+	defer func() { r.single = single }()
 	var rows []growthRow
 	for _, n := range completions {
 		jr := jobRun{name: fmt.Sprintf("growth-%d", n), runtime: "sim", completions: n, parallelism: min(n, growthParallel)}
@@ -117,13 +121,23 @@ func (r *runner) runFleet(ctx context.Context, n int) (growthRow, error) {
 			fo.jobSeen(now, job)
 		}
 	})
+	var prof Result
+	stopProfile, err := r.profile(name, &prof)
+	if err != nil {
+		return row, err
+	}
+	stopProfile = sync.OnceFunc(stopProfile) // stopped on every return
+	defer stopProfile()
 	start := time.Now()
 	if err := createFleet(ctx, kube, name, n); err != nil {
 		return row, err
 	}
+	r.progress("%s: %d Jobs created in %s", name, n, time.Since(start).Round(time.Millisecond))
 	stopReports := r.every(time.Minute, func() { r.progress("%s: %s", name, fo.progress()) })
 	doneAt, err := fo.wait(ctx)
 	stopReports()
+	stopProfile()
+	r.heapProfile(name, &prof)
 	stopWatch()
 	fo.wg.Wait()
 	if err != nil {
