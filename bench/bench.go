@@ -51,6 +51,16 @@ type Config struct {
 	// TerminatedPodGCThreshold is the control plane's pod GC threshold
 	// (controlplane.Options; 0: upstream's 12,500).
 	TerminatedPodGCThreshold int
+	// GrowthCompletions are the single-Job sizes of the growth scenario
+	// and GrowthJobs its numbers of concurrent 10-pod Jobs (both empty:
+	// 10,000 and 100,000 completions; 1, 100 and 10,000 Jobs).
+	GrowthCompletions []int
+	GrowthJobs        []int
+	// PeerBin is the directory of the upstream binaries the peer scenario
+	// runs (etcd, kube-apiserver, kube-controller-manager, kube-scheduler;
+	// default: $BATCHLET_REALCLUSTER_BIN, then hack/realcluster/build.sh's
+	// cache).
+	PeerBin string
 	// Logger receives the control plane's logs (default: discarded).
 	Logger *slog.Logger
 	// Progress receives one line per phase (default: discarded).
@@ -102,6 +112,8 @@ var scenarios = []scenario{
 	{name: "scale", help: "1,000,000-completion Indexed Job on sim: completes, completedIndexes, peak RSS", run: runScale, timeout: 2 * time.Hour},
 	{name: "cold", byDefault: true, help: "`batchlet run` of a one-pod `true` Job as a whole process, median of 10", run: runCold},
 	{name: "image", help: "pod create → container Running: process runtime vs a cached image vs a cold pull from a loopback registry, median of 10 each", run: runImage},
+	{name: "growth", help: "how cost grows: pods/s and peak RSS of one sim Job at 10,000 and 100,000 completions and of 1, 100, 10,000 concurrent 10-pod Jobs", run: runGrowth, timeout: 2 * time.Hour},
+	{name: "peer", help: "the same Indexed Job (sim agent) on an upstream control plane built from modules (hack/realcluster/build.sh --peer) and on batchlet server: pods/s of each and the ratio", run: runPeer},
 	{name: "api", byDefault: true, help: "list/watch latency with 10,000 pods stored (no agent)", run: runAPI},
 }
 

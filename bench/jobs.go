@@ -93,26 +93,13 @@ func (r *runner) override(jr *jobRun) {
 // Indexed Job of `true` pods to the end and measures it.
 func (r *runner) runJob(ctx context.Context, jr jobRun) (Result, error) {
 	res := Result{Params: map[string]int{"completions": jr.completions, "parallelism": jr.parallelism}}
-	dir, cleanup, err := r.tempDir(jr.name)
-	if err != nil {
-		return res, err
-	}
-	defer cleanup()
 	resetPeakRSS()
 	u0 := takeUsage()
-	cp, err := controlplane.Start(ctx, controlplane.Options{DataDir: dir, Port: 0, Runtime: jr.runtime, Logger: r.cfg.Logger,
-		TerminatedPodGCThreshold: r.cfg.TerminatedPodGCThreshold})
+	cp, kube, dir, stop, err := r.startServer(ctx, jr.name, jr.runtime)
 	if err != nil {
-		return res, fmt.Errorf("start control plane: %w", err)
-	}
-	defer shutdown(cp)
-	kube, err := kubernetes.NewForConfig(cp.ClientConfig())
-	if err != nil {
-		return res, fmt.Errorf("client: %w", err)
-	}
-	if err := waitNodeReady(ctx, kube); err != nil {
 		return res, err
 	}
+	defer stop()
 	res.addDuration("startup", time.Since(u0.wall))
 	r.progress("%s: control plane up in %s; running %d x %d", jr.name, time.Since(u0.wall).Round(time.Millisecond), jr.completions, jr.parallelism)
 
@@ -167,6 +154,32 @@ func (r *runner) runJob(ctx context.Context, jr jobRun) (Result, error) {
 		res.add("store file", float64(st.Size())/(1<<20), "MB")
 	}
 	return res, nil
+}
+
+// startServer starts a control plane on a fresh durable data dir and
+// waits for its node; stop shuts it down and removes the dir.
+func (r *runner) startServer(ctx context.Context, name, runtime string) (*controlplane.ControlPlane, kubernetes.Interface, string, func(), error) {
+	dir, cleanup, err := r.tempDir(name)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	cp, err := controlplane.Start(ctx, controlplane.Options{DataDir: dir, Port: 0, Runtime: runtime, Logger: r.cfg.Logger,
+		TerminatedPodGCThreshold: r.cfg.TerminatedPodGCThreshold})
+	if err != nil {
+		cleanup()
+		return nil, nil, "", nil, fmt.Errorf("start control plane: %w", err)
+	}
+	stop := func() { shutdown(cp); cleanup() }
+	kube, err := kubernetes.NewForConfig(cp.ClientConfig())
+	if err != nil {
+		stop()
+		return nil, nil, "", nil, fmt.Errorf("client: %w", err)
+	}
+	if err := waitNodeReady(ctx, kube); err != nil {
+		stop()
+		return nil, nil, "", nil, err
+	}
+	return cp, kube, dir, stop, nil
 }
 
 func addLatencies(res *Result, obs *jobObserver) {

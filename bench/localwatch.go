@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -50,14 +51,20 @@ func (o *jobObserver) startLocal(ctx context.Context, local controlplane.LocalSo
 // arrival time and the (shared, read-only) object of every
 // ADDED/MODIFIED/DELETED event.
 func (o *jobObserver) followLocal(ctx context.Context, lw cache.ListerWatcherWithContext, rv string, fn func(time.Time, runtime.Object)) {
-	o.wg.Add(1)
+	followLocal(ctx, &o.wg, o.fail, lw, rv, fn)
+}
+
+// followLocal is jobObserver.followLocal for any observer: wg tracks the
+// goroutine and fail receives the watch's error.
+func followLocal(ctx context.Context, wg *sync.WaitGroup, fail func(error), lw cache.ListerWatcherWithContext, rv string, fn func(time.Time, runtime.Object)) {
+	wg.Add(1)
 	go func() {
-		defer o.wg.Done()
+		defer wg.Done()
 		for ctx.Err() == nil {
 			w, err := lw.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
 			if err != nil {
 				if ctx.Err() == nil {
-					o.fail(fmt.Errorf("open watch at %s: %w", rv, err))
+					fail(fmt.Errorf("open watch at %s: %w", rv, err))
 				}
 				return
 			}
@@ -65,7 +72,7 @@ func (o *jobObserver) followLocal(ctx context.Context, lw cache.ListerWatcherWit
 				now := time.Now()
 				if ev.Type == watch.Error {
 					w.Stop()
-					o.fail(fmt.Errorf("watch error: %v", ev.Object))
+					fail(fmt.Errorf("watch error: %v", ev.Object))
 					return
 				}
 				if m, err := meta.Accessor(ev.Object); err == nil && m.GetResourceVersion() != "" {

@@ -47,6 +47,9 @@ type agentFlags struct {
 	onShutdown    string
 	resultsTail   int
 	noResults     bool
+	maxPods       int
+	kubeAPIQPS    float32
+	kubeAPIBurst  int
 	// Joining with a bootstrap token instead of a kubeconfig.
 	server       string
 	token        string
@@ -105,6 +108,9 @@ reports the host's whole cpu and memory as its capacity.`,
 	fl.StringVar(&f.clientCAFile, "client-ca-file", "", "admit log/exec requests with a client certificate signed by these CAs (a real kube-apiserver's --kubelet-client-certificate), as the kubelet's flag")
 	fl.IntVar(&f.resultsTail, "results-log-tail", results.DefaultLogTailBytes, "bytes of each terminated container's log its ContainerResult keeps (negative: none)")
 	fl.BoolVar(&f.noResults, "no-results", false, "record no ContainerResults (e.g. a cluster without the results.batchlet.dev CRD)")
+	fl.IntVar(&f.maxPods, "max-pods", 110, "the Node's pods capacity, as the kubelet's flag")
+	fl.Float32Var(&f.kubeAPIQPS, "kube-api-qps", 100, "queries per second to the API server, as the kubelet's flag")
+	fl.IntVar(&f.kubeAPIBurst, "kube-api-burst", 200, "burst of queries to the API server, as the kubelet's flag")
 	fl.StringVar(&f.server, "server", "", "URL of the server to join with --token (https://host:port)")
 	fl.StringVar(&f.token, "token", "", "bootstrap token to join with (batchlet token create)")
 	fl.StringSliceVar(&f.caCertHashes, "ca-cert-hash", nil, "sha256:<hex> of the server CA's public key, as kubeadm's --discovery-token-ca-cert-hash")
@@ -147,6 +153,7 @@ func runAgent(ctx context.Context, f agentFlags, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	cfg.QPS, cfg.Burst = f.kubeAPIQPS, f.kubeAPIBurst
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("build client: %w", err)
@@ -182,7 +189,7 @@ func runAgent(ctx context.Context, f agentFlags, logger *slog.Logger) error {
 		WorkQueue: agent.WorkQueueConfig{Client: queueClient, Key: queueKey},
 		ClientCAs: clientCAs, GetCertificate: serving.GetCertificate,
 		Client: client, NodeName: nodeName, Runtime: rt, Logger: logger.With("component", "agent"),
-		Token: cfg.BearerToken, ListenAddress: f.listenAddress, Port: f.port, Labels: f.labels,
+		Token: cfg.BearerToken, ListenAddress: f.listenAddress, Port: f.port, Labels: f.labels, MaxPods: f.maxPods,
 		Version:            apiserver.GitVersion, // the version the API reports, as the embedded agent does
 		KeepPodsOnShutdown: f.onShutdown == controlplane.OnShutdownKeep,
 	})

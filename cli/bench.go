@@ -29,7 +29,7 @@ pods/s, wall time, p50/p99 latencies (from its own watch observation times),
 peak RSS and CPU seconds of this process, and the ratio to a baseline
 measured in the same run.
 
-Scenarios (default: all but scale):
+Scenarios (default: all but scale, growth, peer and image):
 ` + help.String() + `
 Sizes are flags, so CI can run a tiny version:
   batchlet bench --completions 20 --parallelism 5 --pods 50 --iterations 3`,
@@ -66,6 +66,9 @@ Sizes are flags, so CI can run a tiny version:
 	fl.StringVar(&cfg.DataDir, "data-dir", "", "parent of the per-scenario data dirs (default: the system temp dir)")
 	fl.BoolVar(&cfg.Keep, "keep", false, "keep the per-scenario data dirs")
 	fl.IntVar(&cfg.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", 0, "the control plane's pod GC threshold for the job scenarios (default: upstream's 12,500; negative: no limit)")
+	fl.IntSliceVar(&cfg.GrowthCompletions, "growth-completions", nil, "completions of the growth scenario's single Jobs (default 10000,100000)")
+	fl.IntSliceVar(&cfg.GrowthJobs, "growth-jobs", nil, "numbers of concurrent 10-pod Jobs in the growth scenario (default 1,100,10000)")
+	fl.StringVar(&cfg.PeerBin, "peer-bin", "", "directory of etcd, kube-apiserver, kube-controller-manager and kube-scheduler for the peer scenario (default: $BATCHLET_REALCLUSTER_BIN, then hack/realcluster/build.sh --peer's cache)")
 	fl.DurationVar(&cfg.Timeout, "timeout", 0, "give up on a scenario after this long (default 30m; scale 2h)")
 	fl.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of each scenario's measured part (FILE, or FILE.<scenario> with several)")
 	fl.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile at the end of each scenario's measured part (named like --cpuprofile)")

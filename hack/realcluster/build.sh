@@ -5,14 +5,33 @@
 # in $BATCHLET_REALCLUSTER_CACHE/bin, which later runs reuse (a rebuild takes
 # 5–15 minutes of CPU on a 2-core machine; a cached one, nothing).
 #
+# With --peer (or BATCHLET_REALCLUSTER_PEER=1) it also builds
+# kube-controller-manager and kube-scheduler, which `batchlet bench peer`
+# runs as the upstream control plane; the default build (CI's) stays
+# etcd and kube-apiserver only.
+#
 #   hack/realcluster/build.sh            # prints the bin directory
+#   hack/realcluster/build.sh --peer     # ... with the peer binaries too
 set -euo pipefail
 . "$(dirname "$0")/../lib/kube-module.sh"
+
+peer=${BATCHLET_REALCLUSTER_PEER:-}
+if [ "${1:-}" = --peer ]; then
+  peer=1
+fi
 
 KUBE_VERSION=${KUBE_VERSION:-v1.34.4}
 cache=${BATCHLET_REALCLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/batchlet/realcluster-$KUBE_VERSION}
 bin=$cache/bin
-if [ -x "$bin/kube-apiserver" ] && [ -x "$bin/etcd" ]; then
+want=(etcd kube-apiserver)
+if [ -n "$peer" ]; then
+  want+=(kube-controller-manager kube-scheduler)
+fi
+missing=
+for b in "${want[@]}"; do
+  [ -x "$bin/$b" ] || missing=1
+done
+if [ -z "$missing" ]; then
   echo "$bin"
   exit 0
 fi
@@ -35,15 +54,18 @@ import (
 
 func main() { etcdmain.Main(os.Args) }
 EOM
-cat >"$mod/tools.go" <<'EOM'
-//go:build tools
-
-package realcluster
-
-import _ "k8s.io/kubernetes/cmd/kube-apiserver"
-EOM
+{
+  printf '//go:build tools\n\npackage realcluster\n\n'
+  for b in "${want[@]}"; do
+    [ "$b" = etcd ] || echo "import _ \"k8s.io/kubernetes/cmd/$b\""
+  done
+} >"$mod/tools.go"
 cd "$mod"
 GOFLAGS=-mod=mod go mod tidy >&2
-GOFLAGS=-mod=mod go build -trimpath -o "$bin/etcd" ./etcd >&2
-GOFLAGS=-mod=mod go build -trimpath -o "$bin/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver >&2
+# Each binary is built only when missing, so --peer on a cache CI filled
+# adds the two peer binaries without rebuilding the others.
+[ -x "$bin/etcd" ] || GOFLAGS=-mod=mod go build -trimpath -o "$bin/etcd" ./etcd >&2
+for b in "${want[@]}"; do
+  [ "$b" = etcd ] || [ -x "$bin/$b" ] || GOFLAGS=-mod=mod go build -trimpath -o "$bin/$b" "k8s.io/kubernetes/cmd/$b" >&2
+done
 echo "$bin"
