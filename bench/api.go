@@ -90,20 +90,29 @@ func runAPI(ctx context.Context, r *runner) (Result, error) {
 }
 
 func createPods(ctx context.Context, kube kubernetes.Interface, prefix string, n, workers int) error {
+	return inParallel(n, workers, func(i int) error {
+		if _, err := kube.CoreV1().Pods("default").Create(ctx, benchPod(prefix, i), metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create pod %s-%d: %w", prefix, i, err)
+		}
+		return nil
+	})
+}
+
+// inParallel calls do(i) for i in [0, n) on workers goroutines and
+// returns the first error, after which no new call starts.
+func inParallel(n, workers int, do func(i int) error) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	next := make(chan int)
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range next {
-				if _, err := kube.CoreV1().Pods("default").Create(ctx, benchPod(prefix, i), metav1.CreateOptions{}); err != nil {
-					errs <- fmt.Errorf("create pod %s-%d: %w", prefix, i, err)
+				if err := do(i); err != nil {
+					errs <- err
 					return
 				}
 			}
-		}()
+		})
 	}
 	var err error
 feed:

@@ -151,39 +151,12 @@ func (r *runner) runFleet(ctx context.Context, n int) (growthRow, error) {
 // createFleet creates n Jobs named <name>-<i> over fleetCreateConns
 // concurrent calls.
 func createFleet(ctx context.Context, kube kubernetes.Interface, name string, n int) error {
-	next := make(chan int)
-	errs := make(chan error, fleetCreateConns)
-	var wg sync.WaitGroup
-	for range fleetCreateConns {
-		wg.Go(func() {
-			for i := range next {
-				if _, err := kube.BatchV1().Jobs("default").Create(ctx, fleetJob(name, i), metav1.CreateOptions{}); err != nil {
-					errs <- fmt.Errorf("create job %s-%d: %w", name, i, err)
-					return
-				}
-			}
-		})
-	}
-	var err error
-feed:
-	for i := range n {
-		select {
-		case next <- i:
-		case err = <-errs:
-			break feed
+	return inParallel(n, fleetCreateConns, func(i int) error {
+		if _, err := kube.BatchV1().Jobs("default").Create(ctx, fleetJob(name, i), metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create job %s-%d: %w", name, i, err)
 		}
-	}
-	close(next)
-	wg.Wait()
-	if err != nil {
-		return err
-	}
-	select {
-	case err = <-errs:
-		return err
-	default:
 		return nil
-	}
+	})
 }
 
 // fleetJob is one small Job of the fleet: fleetJobPods `true` pods, all at once.
