@@ -1,14 +1,17 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 )
 
 // statusPatchViaMap is how the status patch was built before statusPatch
@@ -77,7 +80,7 @@ func TestStatusPatchBody(t *testing.T) {
 		"conditions given": {status: full, conds: others},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got, err := statusPatch("uid-1", tc.status, tc.conds)
+			got, err := statusPatch("uid-1", &corev1.PodStatus{}, tc.status, tc.conds)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,6 +93,89 @@ func TestStatusPatchBody(t *testing.T) {
 			}
 			if !reflect.DeepEqual(gotJSON, wantJSON) {
 				t.Fatalf("patch\n%s\nwant the same JSON as\n%s", got, statusPatchViaMap(t, "uid-1", tc.status, tc.conds))
+			}
+		})
+	}
+}
+
+// A status patch that leaves out what the agent's copy of the pod has
+// already stores the same pod as the whole status did, whether that copy is
+// current or older than the agent's last write.
+func TestStatusPatchLeavesOutUnchangedFields(t *testing.T) {
+	at := func(s int) metav1.Time { return metav1.NewTime(time.Date(2026, 1, 1, 0, 0, s, 0, time.UTC)) }
+	started := at(1)
+	cond := func(ty corev1.PodConditionType, st corev1.ConditionStatus, reason string, s int) corev1.PodCondition {
+		return corev1.PodCondition{Type: ty, Status: st, Reason: reason, LastTransitionTime: at(s)}
+	}
+	scheduled := cond(corev1.PodScheduled, corev1.ConditionTrue, "", 0)
+	pending := corev1.PodStatus{Phase: corev1.PodPending, QOSClass: corev1.PodQOSBestEffort, Conditions: []corev1.PodCondition{scheduled}}
+	running := corev1.PodStatus{Phase: corev1.PodRunning, QOSClass: corev1.PodQOSBestEffort,
+		HostIP: "127.0.0.1", HostIPs: []corev1.HostIP{{IP: "127.0.0.1"}}, PodIP: "127.1.0.5", PodIPs: []corev1.PodIP{{IP: "127.1.0.5"}},
+		StartTime: &started,
+		Conditions: []corev1.PodCondition{cond(corev1.PodReadyToStartContainers, corev1.ConditionTrue, "", 1),
+			cond(corev1.PodInitialized, corev1.ConditionTrue, "", 1), cond(corev1.PodReady, corev1.ConditionTrue, "", 1),
+			cond(corev1.ContainersReady, corev1.ConditionTrue, "", 1), scheduled},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "c", Image: "x", Ready: true,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: at(1)}}}}}
+	succeeded := *running.DeepCopy()
+	succeeded.Phase = corev1.PodSucceeded
+	succeeded.Conditions = []corev1.PodCondition{cond(corev1.PodReadyToStartContainers, corev1.ConditionFalse, "", 2),
+		cond(corev1.PodInitialized, corev1.ConditionTrue, reasonPodCompleted, 1), cond(corev1.PodReady, corev1.ConditionFalse, reasonPodCompleted, 2),
+		cond(corev1.ContainersReady, corev1.ConditionFalse, reasonPodCompleted, 2)}
+	succeeded.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", Image: "x",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed", StartedAt: at(1), FinishedAt: at(2)}}}}
+	evicted := *running.DeepCopy()
+	evicted.Conditions = append(evicted.Conditions, cond(corev1.DisruptionTarget, corev1.ConditionTrue, "EvictionByEvictionAPI", 2))
+	failedUnstarted := *pending.DeepCopy()
+	failedUnstarted.Phase = corev1.PodFailed
+
+	for _, tc := range []struct {
+		name        string
+		api, agents corev1.PodStatus // the stored status, the agent's copy
+		next        corev1.PodStatus
+		wantLeftOut []string
+	}{
+		{name: "first write", api: pending, agents: pending, next: running, wantLeftOut: []string{`"qosClass"`}},
+		{name: "pending to succeeded in one write", api: pending, agents: pending, next: succeeded, wantLeftOut: []string{`"qosClass"`}},
+		{name: "running to succeeded", api: running, agents: running, next: succeeded,
+			wantLeftOut: []string{`"qosClass"`, `"hostIP"`, `"hostIPs"`, `"podIP"`, `"podIPs"`, `"startTime"`}},
+		{name: "copy older than the running write", api: running, agents: pending, next: succeeded, wantLeftOut: []string{`"qosClass"`}},
+		{name: "another writer's condition", api: evicted, agents: evicted, next: succeeded, wantLeftOut: []string{`"startTime"`}},
+		{name: "unstarted pod failed", api: pending, agents: pending, next: failedUnstarted, wantLeftOut: []string{`"qosClass"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stored := func(patch []byte) corev1.Pod {
+				t.Helper()
+				pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "uid-1"}, Status: tc.api}
+				orig, err := json.Marshal(&pod)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, err := strategicpatch.StrategicMergePatch(orig, patch, corev1.Pod{})
+				if err != nil {
+					t.Fatalf("apply %s: %v", patch, err)
+				}
+				var got corev1.Pod
+				if err := json.Unmarshal(out, &got); err != nil {
+					t.Fatal(err)
+				}
+				return got
+			}
+			whole, err := statusPatch("uid-1", &corev1.PodStatus{}, &tc.next, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			trimmed, err := statusPatch("uid-1", &tc.agents, &tc.next, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := stored(trimmed), stored(whole); !apiequality.Semantic.DeepEqual(got, want) {
+				t.Fatalf("stored with the trimmed patch\n%+v\nwant as with the whole status\n%+v", got.Status, want.Status)
+			}
+			for _, f := range tc.wantLeftOut {
+				if bytes.Contains(trimmed, []byte(f+":")) {
+					t.Errorf("patch %s has %s, want it left out", trimmed, f)
+				}
 			}
 		})
 	}
