@@ -194,3 +194,70 @@ func TestResultQueueCloseGivesUpAfterDrain(t *testing.T) {
 		t.Fatalf("results = %v, want none (the write hung)", got)
 	}
 }
+
+// TestAPIWritesPerPod counts what the agent asks of the API for one pod:
+// a status patch per state it observes at sync time (a pod that ends before
+// its first status is written goes Pending -> terminal in one write), a
+// result per terminated attempt, and no reads (the informer serves them).
+func TestAPIWritesPerPod(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		ann        map[string]string
+		firstDelay time.Duration
+		runFor     time.Duration // clock steps once the pod is Running, or its first status held
+		want       corev1.PodPhase
+		patches    int
+	}{
+		{name: "exits at once", firstDelay: -1, want: corev1.PodSucceeded, patches: 1},
+		{name: "fails at once", ann: map[string]string{sim.ExitCodeAnnotation: "3"}, firstDelay: -1, want: corev1.PodFailed, patches: 1},
+		{name: "runs, then exits", ann: map[string]string{sim.DurationAnnotation: "5s"}, firstDelay: -1, runFor: 5 * time.Second,
+			want: corev1.PodSucceeded, patches: 2},
+		{name: "exits while its first status is held", ann: map[string]string{sim.DurationAnnotation: "500ms"}, firstDelay: time.Second,
+			runFor: 500 * time.Millisecond, want: corev1.PodSucceeded, patches: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &countingWriter{}
+			h := newHarnessWith(t, func(c *Config) {
+				c.FirstStatusDelay = tc.firstDelay
+				c.Results = ResultsConfig{Writer: w}
+			})
+			h.client.ClearActions()
+			h.create(boundPod("w", tc.ann))
+			if tc.runFor > 0 {
+				if tc.firstDelay > 0 {
+					h.eventually("first status held", func() bool { return h.held("w") })
+				} else {
+					h.waitStoredPhase("w", corev1.PodRunning)
+				}
+				h.clock.Step(tc.runFor)
+			}
+			h.waitStoredPhase("w", tc.want)
+			h.eventually("the result", func() bool { return w.counts()["w.main.0"] == 1 })
+			got := map[string]int{}
+			for _, a := range h.client.Actions() {
+				if a.GetResource().Resource != "pods" || a.GetVerb() == "list" || a.GetVerb() == "watch" {
+					continue
+				}
+				got[a.GetVerb()+" "+a.GetResource().Resource+"/"+a.GetSubresource()]++
+			}
+			delete(got, "create pods/") // the test's
+			want := map[string]int{"patch pods/status": tc.patches}
+			if !maps.Equal(got, want) {
+				t.Errorf("pod requests = %v, want %v", got, want)
+			}
+			if r := w.counts(); len(r) != 1 {
+				t.Errorf("results = %v, want one", r)
+			}
+		})
+	}
+}
+
+// waitStoredPhase waits for the pod's phase reading the fake's tracker,
+// which records no action.
+func (h *harness) waitStoredPhase(name string, phase corev1.PodPhase) {
+	h.t.Helper()
+	h.eventually("pod "+name+" "+string(phase), func() bool {
+		o, err := h.client.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), "default", name)
+		return err == nil && o.(*corev1.Pod).Status.Phase == phase
+	})
+}
