@@ -180,3 +180,35 @@ func TestStatusPatchLeavesOutUnchangedFields(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkStatusPatch encodes a Running -> Succeeded status patch over an
+// agent's copy that is empty (every field sent, as before the patch left
+// unchanged fields out) and one that has the Running write; it reports the
+// body's size.
+func BenchmarkStatusPatch(b *testing.B) {
+	now := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	running := corev1.PodStatus{Phase: corev1.PodRunning, QOSClass: corev1.PodQOSBestEffort,
+		HostIP: "127.0.0.1", HostIPs: []corev1.HostIP{{IP: "127.0.0.1"}}, PodIP: "127.1.0.5", PodIPs: []corev1.PodIP{{IP: "127.1.0.5"}},
+		StartTime: &now}
+	next := running
+	next.Phase = corev1.PodSucceeded
+	next.Conditions = []corev1.PodCondition{{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionFalse, LastTransitionTime: now},
+		{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, Reason: reasonPodCompleted, LastTransitionTime: now},
+		{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: reasonPodCompleted, LastTransitionTime: now},
+		{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, Reason: reasonPodCompleted, LastTransitionTime: now}}
+	next.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", Image: "x", ImageID: "x", ContainerID: "batchlet://1",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed", StartedAt: now, FinishedAt: now, ContainerID: "batchlet://1"}}}}
+	for name, base := range map[string]*corev1.PodStatus{"whole": {}, "changed": &running} {
+		b.Run(name, func(b *testing.B) {
+			var n int
+			for b.Loop() {
+				body, err := statusPatch("uid-1", base, &next, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = len(body)
+			}
+			b.ReportMetric(float64(n), "body-bytes")
+		})
+	}
+}
