@@ -93,10 +93,10 @@ type patchedStatus struct {
 	QOSClass  corev1.PodQOSClass `json:"qosClass,omitempty"`
 }
 
-// setChanged fills the fields that status has otherwise than base. These
-// are the agent's own, set once (IPs, startTime), or the server's
-// (qosClass), so base, even a stale copy, never has them otherwise than
-// the API unless empty there: then they are sent.
+// setChanged fills the fields that status has otherwise than base. No
+// other writer sets them (the agent's IPs and startTime, set once; the
+// server's qosClass, set at create), so a base older than the API can
+// only lack them, and then they are sent.
 func (p *patchedStatus) setChanged(base, status *corev1.PodStatus) {
 	if status.HostIP != base.HostIP || !slices.Equal(status.HostIPs, base.HostIPs) {
 		p.HostIP, p.HostIPs = status.HostIP, status.HostIPs
