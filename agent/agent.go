@@ -43,9 +43,6 @@ type Agent struct {
 	ownIPs bool
 	peers  *peers
 	queues *wq.Manager
-	// results writes ContainerResults during Run; nil without
-	// Config.Results.Writer.
-	results *resultQueue
 	// started: the start events are recorded (once per process).
 	started bool
 
@@ -139,9 +136,6 @@ func (a *Agent) Run(ctx context.Context) error {
 		return fmt.Errorf("pod informer did not sync: %w", ctx.Err())
 	}
 	a.reapOrphans()
-	if a.cfg.Results.Writer != nil {
-		a.results = newResultQueue(a.cfg.Results.Writer, a.log, a.cfg.Clock, resultQueueSize, resultWriters)
-	}
 	var wg sync.WaitGroup
 	for range a.cfg.Workers {
 		wg.Add(1)
@@ -172,10 +166,6 @@ func (a *Agent) Run(ctx context.Context) error {
 	stop()
 	a.queue.ShutDown()
 	wg.Wait()
-	if a.results != nil {
-		// The pods' workers, which queue results, are done.
-		a.results.close(resultDrainTimeout)
-	}
 	return nil
 }
 

@@ -2,9 +2,7 @@ package agent
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"sync"
 	"testing"
@@ -16,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
-	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/batchlet/batchlet/results"
 	"github.com/batchlet/batchlet/runtime"
@@ -81,22 +78,13 @@ func TestTerminatedContainerRecorded(t *testing.T) {
 	}
 }
 
-// countingWriter counts creates by name; with gate set, each create waits
-// for a value from it first.
+// countingWriter counts creates by name.
 type countingWriter struct {
-	gate    chan struct{}
 	mu      sync.Mutex
 	created map[string]int
 }
 
 func (w *countingWriter) Create(ctx context.Context, r *results.ContainerResult) error {
-	if w.gate != nil {
-		select {
-		case <-w.gate:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.created == nil {
@@ -110,89 +98,6 @@ func (w *countingWriter) counts() map[string]int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return maps.Clone(w.created)
-}
-
-// A result create that hangs does not hold the pod's terminal status back,
-// and the result is written once when the writer can go on.
-func TestResultWriteOffTheStatusPath(t *testing.T) {
-	w := &countingWriter{gate: make(chan struct{})}
-	h := newHarnessWith(t, func(c *Config) {
-		c.FirstStatusDelay = -1
-		c.Results = ResultsConfig{Writer: w}
-	})
-	h.create(boundPod("r1", nil))
-	h.waitPhase("r1", corev1.PodSucceeded)
-	if got := w.counts(); len(got) != 0 {
-		t.Fatalf("results written before the writer went on: %v", got)
-	}
-	close(w.gate)
-	h.eventually("the result", func() bool { return w.counts()["r1.main.0"] == 1 })
-	if got := w.counts(); len(got) != 1 {
-		t.Fatalf("results = %v, want exactly r1.main.0 once", got)
-	}
-}
-
-// The queue never drops: adds past its size wait, and close writes
-// everything queued, each result once.
-func TestResultQueueWritesEachOnce(t *testing.T) {
-	for _, tc := range []struct {
-		name             string
-		size, writers    int
-		results          int
-		releaseBeforeAdd bool
-	}{
-		{name: "more results than room", size: 1, writers: 1, results: 5},
-		{name: "several writers", size: 4, writers: 3, results: 20},
-		{name: "writer free from the start", size: 2, writers: 2, results: 10, releaseBeforeAdd: true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			w := &countingWriter{gate: make(chan struct{})}
-			if tc.releaseBeforeAdd {
-				close(w.gate)
-			}
-			q := newResultQueue(w, slog.New(slog.DiscardHandler), clocktesting.NewFakeClock(time.Now()), tc.size, tc.writers)
-			added := make(chan struct{})
-			go func() {
-				for i := range tc.results {
-					q.add(&results.ContainerResult{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p.c.%d", i)}})
-				}
-				close(added)
-			}()
-			if !tc.releaseBeforeAdd {
-				close(w.gate)
-			}
-			<-added
-			q.close(time.Hour)
-			got := w.counts()
-			if len(got) != tc.results {
-				t.Fatalf("%d results written, want %d: %v", len(got), tc.results, got)
-			}
-			for name, n := range got {
-				if n != 1 {
-					t.Errorf("%s written %d times, want once", name, n)
-				}
-			}
-		})
-	}
-}
-
-// A stopping agent whose writes hang gives up after the drain timeout: the
-// remaining writes fail (logged) instead of holding the stop.
-func TestResultQueueCloseGivesUpAfterDrain(t *testing.T) {
-	w := &countingWriter{gate: make(chan struct{})}
-	clk := clocktesting.NewFakeClock(time.Now())
-	q := newResultQueue(w, slog.New(slog.DiscardHandler), clk, 4, 1)
-	q.add(&results.ContainerResult{ObjectMeta: metav1.ObjectMeta{Name: "p.c.0"}})
-	closed := make(chan struct{})
-	go func() { q.close(time.Second); close(closed) }()
-	for !clk.HasWaiters() {
-		time.Sleep(time.Millisecond)
-	}
-	clk.Step(time.Second)
-	<-closed
-	if got := w.counts(); len(got) != 0 {
-		t.Fatalf("results = %v, want none (the write hung)", got)
-	}
 }
 
 // TestAPIWritesPerPod counts what the agent asks of the API for one pod:
