@@ -56,6 +56,8 @@ type pod struct {
 	done     chan struct{}
 	// imageLayers are the layers the pod's image containers use.
 	imageLayers [][]v1.Hash
+	// tokens caches the pod's service-account tokens (tokenResolver).
+	tokens *tokenCache
 }
 
 func newPod(rt *Runtime, api *corev1.Pod, res runtime.Resolver) *pod {
@@ -219,7 +221,7 @@ func (p *pod) setup() error {
 // setupVolumes makes the pod's volumes in its directory and gives them to
 // its fsGroup.
 func (p *pod) setupVolumes(ctx context.Context) error {
-	vols, err := materializeVolumes(ctx, p.rt.files, p.api, p.dir, p.res)
+	vols, err := materializeVolumes(ctx, p.rt.files, p.api, p.dir, p.tokenResolver())
 	if err != nil {
 		return err
 	}

@@ -130,7 +130,7 @@ func (p *pod) refreshToken(proj *corev1.ServiceAccountTokenProjection, mode *int
 		case <-p.rt.clock.After(wait):
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := writeToken(ctx, p.rt.files, p.api, proj, mode, dir, p.res)
+		err := writeToken(ctx, p.rt.files, p.api, proj, mode, dir, p.tokenResolver())
 		cancel()
 		wait = tokenRefreshAfter(proj)
 		if err != nil {
