@@ -135,7 +135,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	a.factory.Start(runCtx.Done())
-	a.apiEndpoint.start(runCtx.Done())
+	a.apiEndpoint.run(runCtx.Done())
 	if !waitForSync(ctx, a.podsInf.HasSynced) {
 		return fmt.Errorf("pod informer did not sync: %w", ctx.Err())
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,13 +22,17 @@ const kubernetesService = "kubernetes"
 // apiEndpoint answers where pods reach the API from a watch of the one
 // default/kubernetes EndpointSlice, as the kubelet reads the Services of
 // its env vars from an informer: not a Get per container start (issue 16).
-// Until the watch has the object (it starts with the agent, and may be
-// forbidden to an agent with an older role) it falls back to the Get.
+// The watch starts at the first look-up (an agent of the sim runtime
+// never makes one); until it has the object (or when it is forbidden to an
+// agent with an older role) the look-up falls back to the Get.
 type apiEndpoint struct {
 	client  kubernetes.Interface
 	factory informers.SharedInformerFactory
 	synced  cache.InformerSynced
 	slices  discoverylisters.EndpointSliceNamespaceLister
+
+	stop  <-chan struct{} // set by run, before any look-up
+	watch sync.Once
 }
 
 func newAPIEndpoint(client kubernetes.Interface) *apiEndpoint {
@@ -41,11 +46,14 @@ func newAPIEndpoint(client kubernetes.Interface) *apiEndpoint {
 		slices: inf.Lister().EndpointSlices(metav1.NamespaceDefault)}
 }
 
-// start watches until stop is closed.
-func (e *apiEndpoint) start(stop <-chan struct{}) { e.factory.Start(stop) }
+// run lets look-ups start the watch, which ends when stop is closed.
+func (e *apiEndpoint) run(stop <-chan struct{}) { e.stop = stop }
 
 // address is the API server's first endpoint address and port.
 func (e *apiEndpoint) address(ctx context.Context) (string, int32, error) {
+	if e.stop != nil {
+		e.watch.Do(func() { e.factory.Start(e.stop) })
+	}
 	eps, err := e.slice(ctx)
 	if err != nil {
 		return "", 0, err

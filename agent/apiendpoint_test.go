@@ -21,8 +21,8 @@ func kubernetesSlice(addrs ...string) *discoveryv1.EndpointSlice {
 }
 
 // TestAPIEndpoint: the address comes from the watched EndpointSlice once
-// the watch has it (no Get), from a Get before, with the same answers and
-// errors either way.
+// the watch (started by a first look-up) has it, with no Get; from a Get
+// before; the same answers and errors either way.
 func TestAPIEndpoint(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -44,7 +44,8 @@ func TestAPIEndpoint(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if tc.watch {
-				e.start(ctx.Done())
+				e.run(ctx.Done())
+				_, _, _ = e.address(ctx) // the first look-up starts the watch
 				if !waitForSync(ctx, e.synced) {
 					t.Fatal("no sync")
 				}
