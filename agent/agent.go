@@ -43,6 +43,8 @@ type Agent struct {
 	ownIPs bool
 	peers  *peers
 	queues *wq.Manager
+	// apiEndpoint is where pods reach the API (KUBERNETES_SERVICE_*).
+	apiEndpoint *apiEndpoint
 	// started: the start events are recorded (once per process).
 	started bool
 
@@ -90,6 +92,7 @@ func New(cfg Config) (*Agent, error) {
 		a.factory = informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, informers.WithTweakListOptions(onThisNode))
 	}
 	a.peers = newPeers(a)
+	a.apiEndpoint = newAPIEndpoint(cfg.Client)
 	a.queues = a.newWorkQueues()
 	a.podsInf = a.factory.Core().V1().Pods().Informer()
 	a.pods = a.factory.Core().V1().Pods().Lister()
@@ -132,6 +135,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	a.factory.Start(runCtx.Done())
+	a.apiEndpoint.run(runCtx.Done())
 	if !waitForSync(ctx, a.podsInf.HasSynced) {
 		return fmt.Errorf("pod informer did not sync: %w", ctx.Err())
 	}

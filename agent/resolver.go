@@ -52,14 +52,7 @@ func (r *resolver) ServiceAccountToken(ctx context.Context, pod *corev1.Pod, aud
 // APIServer is where pods reach the API: the endpoint of the
 // default/kubernetes Service (its ClusterIP does not route here).
 func (r *resolver) APIServer(ctx context.Context) (string, int32, error) {
-	eps, err := r.a.cfg.Client.DiscoveryV1().EndpointSlices(metav1.NamespaceDefault).Get(ctx, "kubernetes", metav1.GetOptions{})
-	if err != nil {
-		return "", 0, fmt.Errorf("get endpointslice default/kubernetes: %w", err)
-	}
-	if len(eps.Endpoints) == 0 || len(eps.Endpoints[0].Addresses) == 0 || len(eps.Ports) == 0 || eps.Ports[0].Port == nil {
-		return "", 0, fmt.Errorf("endpointslice default/kubernetes has no endpoint")
-	}
-	return eps.Endpoints[0].Addresses[0], *eps.Ports[0].Port, nil
+	return r.a.apiEndpoint.address(ctx)
 }
 
 // Hosts lists the pods sharing the pod's subdomain (on this node and, once

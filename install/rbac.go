@@ -75,8 +75,9 @@ var agentRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"pods/status"}, Verbs: []string{"patch", "update"}},
 	{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "services"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"}},
-	// The kubernetes Service's endpoint, which pods' KUBERNETES_SERVICE_HOST names.
-	{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get"}},
+	// The kubernetes Service's endpoint, which pods' KUBERNETES_SERVICE_HOST
+	// names (watched: the agent keeps it in an informer).
+	{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update", "patch"}},
 	// The record of each terminated container (package results).
 	{APIGroups: []string{"results.batchlet.dev"}, Resources: []string{"containerresults"}, Verbs: []string{"create"}},

@@ -56,6 +56,8 @@ type pod struct {
 	done     chan struct{}
 	// imageLayers are the layers the pod's image containers use.
 	imageLayers [][]v1.Hash
+	// tokens caches the pod's service-account tokens (tokenResolver).
+	tokens *tokenCache
 }
 
 func newPod(rt *Runtime, api *corev1.Pod, res runtime.Resolver) *pod {
@@ -194,29 +196,37 @@ func (p *pod) setup() error {
 			return fmt.Errorf("create pod dir: %w", err)
 		}
 		// The umask took the write bits of group and others.
-		_ = os.Chmod(tmp, 0o1777)
+		if !p.rt.files.keepsMode(0o1777) {
+			_ = os.Chmod(tmp, 0o1777)
+		}
 	}
 	if p.needsWorkDir() {
 		if err := makeDir(filepath.Join(p.dir, "work"), 0o755); err != nil {
 			return fmt.Errorf("create pod dir: %w", err)
 		}
 	}
-	vols, err := materializeVolumes(context.Background(), p.api, p.dir, p.res)
-	if err != nil {
-		return err
-	}
-	p.volumes = vols
-	if err := p.applyFSGroup(); err != nil {
+	if err := p.setupVolumes(context.Background()); err != nil {
 		return err
 	}
 	if !p.rt.namespaces {
 		// Only namespaced containers see the pod's /etc/hosts.
 		return nil
 	}
-	if err := os.WriteFile(p.hostsPath(), hostsFile(p.api, p.hostname, p.res.Hosts(p.api)), 0o644); err != nil {
+	if err := p.rt.files.writeFile(p.hostsPath(), hostsFile(p.api, p.hostname, p.res.Hosts(p.api)), 0o644); err != nil {
 		return fmt.Errorf("write hosts: %w", err)
 	}
 	return nil
+}
+
+// setupVolumes makes the pod's volumes in its directory and gives them to
+// its fsGroup.
+func (p *pod) setupVolumes(ctx context.Context) error {
+	vols, err := materializeVolumes(ctx, p.rt.files, p.api, p.dir, p.tokenResolver())
+	if err != nil {
+		return err
+	}
+	p.volumes = vols
+	return p.applyFSGroup()
 }
 
 // makeDir makes dir, which may exist already (a resumed pod, a retried

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,26 +16,24 @@ import (
 	"github.com/batchlet/batchlet/runtime"
 )
 
-// writeProjected fills a projected volume from its sources, as the
-// kubelet's projected volume plugin does: ConfigMap, Secret and downward
-// API items, and service-account tokens the Resolver issues.
-func writeProjected(ctx context.Context, pod *corev1.Pod, src *corev1.ProjectedVolumeSource, path string, res runtime.Resolver) error {
-	if err := os.MkdirAll(path, 0o755); err != nil {
-		return err
-	}
+// writeProjected fills a projected volume's directory, which exists, from
+// its sources, as the kubelet's projected volume plugin does: ConfigMap,
+// Secret and downward API items, and service-account tokens the Resolver
+// issues.
+func writeProjected(ctx context.Context, w fileWriter, pod *corev1.Pod, src *corev1.ProjectedVolumeSource, path string, res runtime.Resolver) error {
 	for _, s := range src.Sources {
 		var err error
 		switch {
 		case s.ConfigMap != nil:
-			err = writeConfigMap(ctx, pod.Namespace, &corev1.ConfigMapVolumeSource{LocalObjectReference: s.ConfigMap.LocalObjectReference,
+			err = writeConfigMap(ctx, w, pod.Namespace, &corev1.ConfigMapVolumeSource{LocalObjectReference: s.ConfigMap.LocalObjectReference,
 				Items: s.ConfigMap.Items, DefaultMode: src.DefaultMode, Optional: s.ConfigMap.Optional}, path, res)
 		case s.Secret != nil:
-			err = writeSecret(ctx, pod.Namespace, &corev1.SecretVolumeSource{SecretName: s.Secret.Name,
+			err = writeSecret(ctx, w, pod.Namespace, &corev1.SecretVolumeSource{SecretName: s.Secret.Name,
 				Items: s.Secret.Items, DefaultMode: src.DefaultMode, Optional: s.Secret.Optional}, path, res)
 		case s.DownwardAPI != nil:
-			err = writeDownwardAPI(pod, &corev1.DownwardAPIVolumeSource{Items: s.DownwardAPI.Items, DefaultMode: src.DefaultMode}, path)
+			err = writeDownwardAPI(w, pod, &corev1.DownwardAPIVolumeSource{Items: s.DownwardAPI.Items, DefaultMode: src.DefaultMode}, path)
 		case s.ServiceAccountToken != nil:
-			err = writeToken(ctx, pod, s.ServiceAccountToken, src.DefaultMode, path, res)
+			err = writeToken(ctx, w, pod, s.ServiceAccountToken, src.DefaultMode, path, res)
 		}
 		if err != nil {
 			return err
@@ -43,9 +42,11 @@ func writeProjected(ctx context.Context, pod *corev1.Pod, src *corev1.ProjectedV
 	return nil
 }
 
-// writeToken gets a token for the projection and writes it atomically, so
-// a refresh never shows a container half a token.
-func writeToken(ctx context.Context, pod *corev1.Pod, p *corev1.ServiceAccountTokenProjection, defaultMode *int32, dir string, res runtime.Resolver) error {
+// writeToken gets a token for the projection and writes it. The first
+// token is written in place (no container runs yet to read half of it); a
+// refresh, or a set-up that finds a token there (a retried or resumed
+// pod), replaces it atomically, so a container never sees half a token.
+func writeToken(ctx context.Context, w fileWriter, pod *corev1.Pod, p *corev1.ServiceAccountTokenProjection, defaultMode *int32, dir string, res runtime.Resolver) error {
 	issuer, ok := res.(runtime.TokenIssuer)
 	if !ok {
 		return errors.New("no service-account token issuer to request a token from")
@@ -54,33 +55,39 @@ func writeToken(ctx context.Context, pod *corev1.Pod, p *corev1.ServiceAccountTo
 	if err != nil {
 		return fmt.Errorf("failed to fetch token: %w", err)
 	}
-	mode := os.FileMode(0o644)
+	mode, uid, gid := tokenFileMode(pod, defaultMode)
+	target := filepath.Join(dir, p.Path)
+	err = w.createFile(target, []byte(token), mode, uid, gid)
+	if !errors.Is(err, fs.ErrExist) {
+		if err != nil {
+			return fmt.Errorf("write token: %w", err)
+		}
+		return nil
+	}
+	tmp := filepath.Join(dir, "."+p.Path+".tmp")
+	if err := w.writeFileOwned(tmp, []byte(token), mode, uid, gid); err != nil {
+		return fmt.Errorf("write token: %w", err)
+	}
+	return os.Rename(tmp, target)
+}
+
+// tokenFileMode is the mode and owner (-1: unchanged) of a token file: the
+// volume's default mode, but as on the kubelet a pod with a user of its
+// own or an fsGroup gets its token readable by that user (0600) and group
+// (0640) only.
+func tokenFileMode(pod *corev1.Pod, defaultMode *int32) (mode os.FileMode, uid, gid int) {
+	mode = os.FileMode(0o644)
 	if defaultMode != nil {
 		mode = os.FileMode(*defaultMode)
 	}
-	// As the kubelet: a pod with a user of its own or an fsGroup gets its
-	// token readable by that user (0600) and group (0640) only.
-	uid, gid := fsUser(pod), fsGroupOf(pod)
-	if uid != nil || gid != nil {
+	u, g := fsUser(pod), fsGroupOf(pod)
+	if u != nil || g != nil {
 		mode = 0o600
 	}
-	if gid != nil {
+	if g != nil {
 		mode |= 0o040
 	}
-	target := filepath.Join(dir, p.Path)
-	tmp := filepath.Join(dir, "."+p.Path+".tmp")
-	if err := os.WriteFile(tmp, []byte(token), mode); err != nil {
-		return fmt.Errorf("write token: %w", err)
-	}
-	if err := os.Chmod(tmp, mode); err != nil {
-		return fmt.Errorf("write token: %w", err)
-	}
-	if uid != nil || gid != nil {
-		if err := os.Lchown(tmp, idOr(uid), idOr(gid)); err != nil {
-			return fmt.Errorf("write token: %w", err)
-		}
-	}
-	return os.Rename(tmp, target)
+	return mode, idOr(u), idOr(g)
 }
 
 // tokenExpirationSeconds is the projection's lifetime, 1 hour when unset
@@ -123,7 +130,7 @@ func (p *pod) refreshToken(proj *corev1.ServiceAccountTokenProjection, mode *int
 		case <-p.rt.clock.After(wait):
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := writeToken(ctx, p.api, proj, mode, dir, p.res)
+		err := writeToken(ctx, p.rt.files, p.api, proj, mode, dir, p.tokenResolver())
 		cancel()
 		wait = tokenRefreshAfter(proj)
 		if err != nil {

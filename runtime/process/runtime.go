@@ -85,6 +85,8 @@ type Runtime struct {
 	// /proc/self/fd/N of helperFile, kept open.
 	helper     string
 	helperFile *os.File
+	// files writes the pods' set-up files.
+	files fileWriter
 
 	mu   sync.Mutex
 	pods map[types.UID]*pod
@@ -122,7 +124,8 @@ func New(cfg Config) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("process runtime: find the batchlet binary for container shims: %w", err)
 	}
-	r := &Runtime{cfg: cfg, clock: cfg.Clock, log: cfg.Logger, pods: map[types.UID]*pod{}, devNull: devNull}
+	r := &Runtime{cfg: cfg, clock: cfg.Clock, log: cfg.Logger, pods: map[types.UID]*pod{}, devNull: devNull,
+		files: newFileWriter()}
 	if r.clock == nil {
 		r.clock = clock.RealClock{}
 	}

@@ -13,83 +13,105 @@ import (
 )
 
 // materializeVolumes creates one host directory (or uses the host path) per
-// pod volume and returns name → host path.
-func materializeVolumes(ctx context.Context, pod *corev1.Pod, dir string, res runtime.Resolver) (map[string]string, error) {
-	out := map[string]string{}
+// pod volume and returns name → host path. The pod's directory exists; the
+// volumes are made in it with one mkdir each and their files written once
+// (see fileWriter), nothing stat'ed first.
+func materializeVolumes(ctx context.Context, w fileWriter, pod *corev1.Pod, dir string, res runtime.Resolver) (map[string]string, error) {
+	out := make(map[string]string, len(pod.Spec.Volumes))
+	root := filepath.Join(dir, "volumes")
+	rootMade := false
 	for _, v := range pod.Spec.Volumes {
-		path := filepath.Join(dir, "volumes", v.Name)
-		switch {
-		case v.HostPath != nil:
-			path = v.HostPath.Path
+		if v.HostPath != nil {
+			path := v.HostPath.Path
 			if t := v.HostPath.Type; t != nil && (*t == corev1.HostPathDirectoryOrCreate) {
 				if err := os.MkdirAll(path, 0o755); err != nil {
 					return nil, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.Name, err)
 				}
 			}
-		case v.ConfigMap != nil:
-			if err := writeConfigMap(ctx, pod.Namespace, v.ConfigMap, path, res); err != nil {
+			out[v.Name] = path
+			continue
+		}
+		if !rootMade {
+			if err := makeDir(root, 0o755); err != nil {
 				return nil, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.Name, err)
 			}
-		case v.Secret != nil:
-			if err := writeSecret(ctx, pod.Namespace, v.Secret, path, res); err != nil {
-				return nil, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.Name, err)
-			}
-		case v.DownwardAPI != nil:
-			if err := writeDownwardAPI(pod, v.DownwardAPI, path); err != nil {
-				return nil, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.Name, err)
-			}
-		case v.Projected != nil:
-			if err := writeProjected(ctx, pod, v.Projected, path, res); err != nil {
-				return nil, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.Name, err)
-			}
-		default: // emptyDir and anything else: an empty per-pod directory
-			if err := os.MkdirAll(path, 0o777); err != nil {
-				return nil, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.Name, err)
-			}
-			_ = os.Chmod(path, 0o777)
+			rootMade = true
+		}
+		path := filepath.Join(root, v.Name)
+		if err := materializeVolume(ctx, w, pod, v, path, res); err != nil {
+			return nil, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.Name, err)
 		}
 		out[v.Name] = path
 	}
 	return out, nil
 }
 
-func writeConfigMap(ctx context.Context, ns string, src *corev1.ConfigMapVolumeSource, path string, res runtime.Resolver) error {
+// materializeVolume makes the directory of one volume (not a host path)
+// at path and writes its files.
+func materializeVolume(ctx context.Context, w fileWriter, pod *corev1.Pod, v corev1.Volume, path string, res runtime.Resolver) error {
+	switch {
+	case v.ConfigMap != nil, v.Secret != nil, v.DownwardAPI != nil, v.Projected != nil:
+		if err := makeDir(path, 0o755); err != nil {
+			return err
+		}
+	default: // emptyDir and anything else: an empty per-pod directory
+		if err := makeDir(path, 0o777); err != nil {
+			return err
+		}
+		if !w.keepsMode(0o777) {
+			_ = os.Chmod(path, 0o777)
+		}
+		return nil
+	}
+	switch {
+	case v.ConfigMap != nil:
+		return writeConfigMap(ctx, w, pod.Namespace, v.ConfigMap, path, res)
+	case v.Secret != nil:
+		return writeSecret(ctx, w, pod.Namespace, v.Secret, path, res)
+	case v.DownwardAPI != nil:
+		return writeDownwardAPI(w, pod, v.DownwardAPI, path)
+	default:
+		return writeProjected(ctx, w, pod, v.Projected, path, res)
+	}
+}
+
+func writeConfigMap(ctx context.Context, w fileWriter, ns string, src *corev1.ConfigMapVolumeSource, path string, res runtime.Resolver) error {
 	cm, err := res.ConfigMap(ctx, ns, src.Name)
 	if err != nil {
 		if optional(src.Optional) {
-			return os.MkdirAll(path, 0o755)
+			return nil
 		}
 		return fmt.Errorf("configmap %q not found", src.Name)
 	}
-	data := map[string][]byte{}
+	data := make(map[string][]byte, len(cm.Data)+len(cm.BinaryData))
 	for k, v := range cm.Data {
 		data[k] = []byte(v)
 	}
 	for k, v := range cm.BinaryData {
 		data[k] = v
 	}
-	return writeKeys(path, data, src.Items, src.DefaultMode)
+	return writeKeys(w, path, data, src.Items, src.DefaultMode)
 }
 
-func writeSecret(ctx context.Context, ns string, src *corev1.SecretVolumeSource, path string, res runtime.Resolver) error {
+func writeSecret(ctx context.Context, w fileWriter, ns string, src *corev1.SecretVolumeSource, path string, res runtime.Resolver) error {
 	s, err := res.Secret(ctx, ns, src.SecretName)
 	if err != nil {
 		if optional(src.Optional) {
-			return os.MkdirAll(path, 0o755)
+			return nil
 		}
 		return fmt.Errorf("secret %q not found", src.SecretName)
 	}
-	data := map[string][]byte{}
+	data := make(map[string][]byte, len(s.Data)+len(s.StringData))
 	for k, v := range s.Data {
 		data[k] = v
 	}
 	for k, v := range s.StringData {
 		data[k] = []byte(v)
 	}
-	return writeKeys(path, data, src.Items, src.DefaultMode)
+	return writeKeys(w, path, data, src.Items, src.DefaultMode)
 }
 
-func writeDownwardAPI(pod *corev1.Pod, src *corev1.DownwardAPIVolumeSource, path string) error {
+func writeDownwardAPI(w fileWriter, pod *corev1.Pod, src *corev1.DownwardAPIVolumeSource, path string) error {
 	data := map[string][]byte{}
 	var items []corev1.KeyToPath
 	for _, it := range src.Items {
@@ -103,14 +125,12 @@ func writeDownwardAPI(pod *corev1.Pod, src *corev1.DownwardAPIVolumeSource, path
 		data[it.Path] = []byte(v)
 		items = append(items, corev1.KeyToPath{Key: it.Path, Path: it.Path, Mode: it.Mode})
 	}
-	return writeKeys(path, data, items, src.DefaultMode)
+	return writeKeys(w, path, data, items, src.DefaultMode)
 }
 
-// writeKeys writes data (all keys, or only items remapped to their paths).
-func writeKeys(dir string, data map[string][]byte, items []corev1.KeyToPath, defaultMode *int32) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
+// writeKeys writes data (all keys, or only items remapped to their paths)
+// into dir, which exists.
+func writeKeys(w fileWriter, dir string, data map[string][]byte, items []corev1.KeyToPath, defaultMode *int32) error {
 	mode := os.FileMode(0o644)
 	if defaultMode != nil {
 		mode = os.FileMode(*defaultMode)
@@ -120,13 +140,12 @@ func writeKeys(dir string, data map[string][]byte, items []corev1.KeyToPath, def
 			return fmt.Errorf("invalid path %q", rel)
 		}
 		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
+		if strings.ContainsRune(rel, '/') {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
 		}
-		if err := os.WriteFile(p, b, m); err != nil {
-			return err
-		}
-		return os.Chmod(p, m)
+		return w.writeFileMode(p, b, m)
 	}
 	if len(items) == 0 {
 		for k, v := range data {
