@@ -192,12 +192,12 @@ func (p *pod) setup() error {
 	}
 	if p.rt.namespaces {
 		tmp := filepath.Join(p.dir, "tmp")
-		if err := makeDir(tmp, 0o1777); err != nil {
+		if err := makeDir(tmp, podTmpMode); err != nil {
 			return fmt.Errorf("create pod dir: %w", err)
 		}
 		// The umask took the write bits of group and others.
-		if !p.rt.files.keepsMode(0o1777) {
-			_ = os.Chmod(tmp, 0o1777)
+		if !p.rt.files.keepsMode(podTmpMode) {
+			_ = os.Chmod(tmp, podTmpMode)
 		}
 	}
 	if p.needsWorkDir() {
@@ -231,6 +231,10 @@ func (p *pod) setupVolumes(ctx context.Context) error {
 
 // makeDir makes dir, which may exist already (a resumed pod, a retried
 // set-up); its parents are made only when missing.
+// podTmpMode is a pod's private /tmp: everyone writes, only owners delete
+// (os.FileMode's sticky bit is os.ModeSticky, not the raw 0o1000).
+const podTmpMode = 0o777 | os.ModeSticky
+
 func makeDir(dir string, perm os.FileMode) error {
 	err := os.Mkdir(dir, perm)
 	switch {

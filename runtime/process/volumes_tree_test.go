@@ -182,3 +182,25 @@ func withUmask(t *testing.T, mask int) {
 	old := syscall.Umask(mask)
 	t.Cleanup(func() { syscall.Umask(old) })
 }
+
+// TestPodTmpIsSticky: a pod's private /tmp is world-writable with the
+// sticky bit, as a host's /tmp, whatever the umask.
+func TestPodTmpIsSticky(t *testing.T) {
+	for _, w := range []fileWriter{newFileWriter(), {}} {
+		t.Run(fmt.Sprintf("umaskKnown=%v", w.umaskKnown), func(t *testing.T) {
+			withUmask(t, 0o022)
+			dir := filepath.Join(t.TempDir(), "pod")
+			p := &pod{rt: &Runtime{files: w, namespaces: true}, api: &corev1.Pod{}, res: volumesResolver(), dir: dir}
+			if err := p.setup(); err != nil {
+				t.Fatal(err)
+			}
+			info, err := os.Stat(filepath.Join(dir, "tmp"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := info.Mode(), os.ModeDir|podTmpMode; got != want {
+				t.Errorf("pod tmp mode = %v, want %v", got, want)
+			}
+		})
+	}
+}
