@@ -244,6 +244,14 @@ func (c *ringCache[V]) get(k versionKey, make func() (V, error)) (V, error) {
 	return v, nil
 }
 
+// peek returns the cached value for version k, if there is one.
+func (c *ringCache[V]) peek(k versionKey) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.items[k]
+	return v, ok
+}
+
 // latestCache keeps one value per key, for its newest version seen: older
 // versions never take room from current ones, so a cache sized for the
 // working set holds all of it. Keys are evicted oldest-inserted first. A

@@ -111,7 +111,7 @@ func (s *Store) Pump(ctx context.Context, ch <-chan []storage.Event, bookmarks b
 // ADDED, stops matching → DELETED; "" when the watcher gets nothing. obj
 // is the shared decoded object: read-only.
 func (s *Store) Classify(res *registry.Resource, f *Filter, ev storage.Event) (watch.EventType, runtime.Object, error) {
-	obj, err := s.DecodedShared(res, ev.KV)
+	obj, err := s.decodedEvent(res, ev)
 	if err != nil {
 		return "", nil, err
 	}
