@@ -21,7 +21,7 @@ func TestDecodedEventIsTheFullDecode(t *testing.T) {
 	base := testPod("p", "")
 	base.UID, base.Finalizers = "uid-1", []string{"batch.kubernetes.io/job-tracking"}
 	base.CreationTimestamp = metav1.NewTime(time.Date(2026, 11, 26, 13, 0, 0, 123456789, time.UTC))
-	base.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "m", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}}
+	base.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "m", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{}}`)}}
 	encode := func(t *testing.T, pod *corev1.Pod) []byte {
 		data, err := Encode(res, pod.DeepCopy())
 		if err != nil {
