@@ -122,3 +122,40 @@ func podValue(t *testing.T, raw ...byte) []byte {
 	}
 	return append(append([]byte{}, protobufMagic...), env...)
 }
+
+// BenchmarkDecodePodStatusUpdate decodes the version a status patch wrote,
+// in full and from the previous version's decoded object.
+func BenchmarkDecodePodStatusUpdate(b *testing.B) {
+	res := registry.Pods()
+	pod := testPod("p", "n1")
+	pod.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "A", Value: "1"}, {Name: "B", Value: "2"}}
+	prevValue, err := Encode(res, pod.DeepCopy())
+	if err != nil {
+		b.Fatal(err)
+	}
+	pod.Status.Phase = corev1.PodRunning
+	value, err := Encode(res, pod)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prev, err := decodeStored(res, prevValue, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("full", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decodeStored(res, value, 2); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("from previous", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := decodePodFrom(prev.(*corev1.Pod), prevValue, value); !ok {
+				b.Fatal("not decoded")
+			}
+		}
+	})
+}
