@@ -127,13 +127,24 @@ func podValue(t *testing.T, raw ...byte) []byte {
 // in full and from the previous version's decoded object.
 func BenchmarkDecodePodStatusUpdate(b *testing.B) {
 	res := registry.Pods()
-	pod := testPod("p", "n1")
-	pod.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "A", Value: "1"}, {Name: "B", Value: "2"}}
+	pod := testPod("p", "n1") // shaped like a Job's pod: owner, finalizer, managed fields, status
+	pod.UID, pod.Finalizers = "uid-1", []string{"batch.kubernetes.io/job-tracking"}
+	pod.Labels["batch.kubernetes.io/job-completion-index"] = "7"
+	pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "j", UID: "uid-j"}}
+	pod.ManagedFields = []metav1.ManagedFieldsEntry{
+		{Manager: "job-controller", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:finalizers":{".":{},"v:\"batch.kubernetes.io/job-tracking\"":{}},"f:labels":{".":{},"f:app":{}},"f:ownerReferences":{".":{},"k:{\"uid\":\"uid-j\"}":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"main\"}":{".":{},"f:image":{},"f:name":{}}},"f:restartPolicy":{}}}`)},
+		{Manager: "agent", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:conditions":{},"f:phase":{}}}`)},
+	}
+	pod.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "JOB_COMPLETION_INDEX", Value: "7"}}
+	pod.Spec.Containers[0].Command = []string{"sh", "-c", "true"}
+	pod.Status.Phase = corev1.PodPending
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}
 	prevValue, err := Encode(res, pod.DeepCopy())
 	if err != nil {
 		b.Fatal(err)
 	}
 	pod.Status.Phase = corev1.PodRunning
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main", Image: "busybox", Ready: true}}
 	value, err := Encode(res, pod)
 	if err != nil {
 		b.Fatal(err)
