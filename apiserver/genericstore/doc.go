@@ -79,5 +79,5 @@ func (s *Store) Backend() storage.Backend { return s.store }
 // informers share, made once by make; variant separates kinds of copy of
 // one version (whole objects, metadata only).
 func (s *Store) InformerCopy(res *registry.Resource, kv storage.KeyValue, variant string, make func() (runtime.Object, error)) (runtime.Object, error) {
-	return s.localCache.get(variant+cacheKey(res, kv.Key), kv.ModRevision, make)
+	return s.localCache.get(versionOf(res, variant, kv), make)
 }

@@ -39,9 +39,6 @@ func (s *Store) Entry(res *registry.Resource, kv storage.KeyValue, obj runtime.O
 	})
 }
 
-// cacheKey separates views of one store (core and events.k8s.io events).
-func cacheKey(res *registry.Resource, key string) string { return viewOf(res) + "|" + key }
-
 // viewOf names one resource's view of a store: its group and version
 // (a CRD's versions share a store and differ in apiVersion).
 func viewOf(res *registry.Resource) string { return res.GVR.Group + "/" + res.GVR.Version }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // protobufMagic starts Kubernetes' protobuf envelope: a runtime.Unknown
@@ -195,19 +196,30 @@ type ringCache[V any] struct {
 	next  int
 }
 
+// versionKey names one version of a stored object as one resource's view
+// of it (core and events.k8s.io events share a store; a CRD's versions
+// differ in apiVersion) and one variant of the cached value. It is a
+// struct rather than a joined string so that looking a version up, once
+// per watcher and event, allocates nothing.
 type versionKey struct {
-	key string
-	rev int64
+	view    schema.GroupVersion
+	variant string
+	key     string
+	rev     int64
+}
+
+// versionOf is the versionKey of res's view of kv, for variant.
+func versionOf(res *registry.Resource, variant string, kv storage.KeyValue) versionKey {
+	return versionKey{view: res.GVR.GroupVersion(), variant: variant, key: kv.Key, rev: kv.ModRevision}
 }
 
 func newRingCache[V any](size int) *ringCache[V] {
 	return &ringCache[V]{items: make(map[versionKey]V, size), ring: make([]versionKey, size)}
 }
 
-// get returns the cached value for key at rev, computing it with make on a
+// get returns the cached value for version k, computing it with make on a
 // miss.
-func (c *ringCache[V]) get(key string, rev int64, make func() (V, error)) (V, error) {
-	k := versionKey{key, rev}
+func (c *ringCache[V]) get(k versionKey, make func() (V, error)) (V, error) {
 	c.mu.Lock()
 	v, ok := c.items[k]
 	c.mu.Unlock()
@@ -223,13 +235,21 @@ func (c *ringCache[V]) get(key string, rev int64, make func() (V, error)) (V, er
 	if cached, ok := c.items[k]; ok {
 		return cached, nil
 	}
-	if old := c.ring[c.next]; old.key != "" {
+	if old := c.ring[c.next]; old != (versionKey{}) {
 		delete(c.items, old)
 	}
 	c.ring[c.next] = k
 	c.next = (c.next + 1) % len(c.ring)
 	c.items[k] = v
 	return v, nil
+}
+
+// peek returns the cached value for version k, if there is one.
+func (c *ringCache[V]) peek(k versionKey) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.items[k]
+	return v, ok
 }
 
 // latestCache keeps one value per key, for its newest version seen: older

@@ -24,17 +24,18 @@ func TestEncodeCacheEncodesOnceAndEvictsOldest(t *testing.T) {
 	enc := func(s string) func() ([]byte, error) {
 		return func() ([]byte, error) { calls++; return []byte(s), nil }
 	}
+	v := func(key string) versionKey { return versionKey{key: key, rev: 1} }
 	for i := 0; i < 3; i++ {
-		if b, _ := c.get("a", 1, enc("A1")); string(b) != "A1" {
+		if b, _ := c.get(v("a"), enc("A1")); string(b) != "A1" {
 			t.Fatalf("got %s", b)
 		}
 	}
 	if calls != 1 {
 		t.Fatalf("encoded %d times, want 1", calls)
 	}
-	_, _ = c.get("b", 1, enc("B1"))
-	_, _ = c.get("c", 1, enc("C1")) // evicts a@1
-	_, _ = c.get("a", 1, enc("A1"))
+	_, _ = c.get(v("b"), enc("B1"))
+	_, _ = c.get(v("c"), enc("C1")) // evicts a@1
+	_, _ = c.get(v("a"), enc("A1"))
 	if calls != 4 || len(c.items) != 2 {
 		t.Fatalf("calls %d items %d: %v", calls, len(c.items), fmt.Sprint(c.ring))
 	}

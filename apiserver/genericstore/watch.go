@@ -111,12 +111,12 @@ func (s *Store) Pump(ctx context.Context, ch <-chan []storage.Event, bookmarks b
 // ADDED, stops matching → DELETED; "" when the watcher gets nothing. obj
 // is the shared decoded object: read-only.
 func (s *Store) Classify(res *registry.Resource, f *Filter, ev storage.Event) (watch.EventType, runtime.Object, error) {
-	obj, err := s.DecodedShared(res, ev.KV)
+	obj, err := s.decodedEvent(res, ev)
 	if err != nil {
 		return "", nil, err
 	}
 	if f.empty() {
-		return map[storage.EventType]watch.EventType{storage.EventCreated: watch.Added, storage.EventUpdated: watch.Modified, storage.EventDeleted: watch.Deleted}[ev.Type], obj, nil
+		return unfiltered(ev.Type), obj, nil
 	}
 	matches, prevMatches := f.matches(obj), false
 	if ev.PrevKV != nil {
@@ -127,6 +127,20 @@ func (s *Store) Classify(res *registry.Resource, f *Filter, ev storage.Event) (w
 		prevMatches = f.matches(prev)
 	}
 	return transition(ev.Type, matches, prevMatches), obj, nil
+}
+
+// unfiltered is the watch event of a storage event for a watcher without
+// selectors.
+func unfiltered(t storage.EventType) watch.EventType {
+	switch t {
+	case storage.EventCreated:
+		return watch.Added
+	case storage.EventUpdated:
+		return watch.Modified
+	case storage.EventDeleted:
+		return watch.Deleted
+	}
+	return ""
 }
 
 // transition maps a storage event and whether the object matches the
@@ -149,5 +163,5 @@ func transition(t storage.EventType, matches, prevMatches bool) watch.EventType 
 
 // DecodedShared returns the (shared, read-only) object of a stored version.
 func (s *Store) DecodedShared(res *registry.Resource, kv storage.KeyValue) (runtime.Object, error) {
-	return s.decCache.get(cacheKey(res, kv.Key), kv.ModRevision, func() (runtime.Object, error) { return decodeKV(res, kv) })
+	return s.decCache.get(versionOf(res, "", kv), func() (runtime.Object, error) { return decodeKV(res, kv) })
 }

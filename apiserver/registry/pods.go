@@ -1,9 +1,11 @@
 package registry
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/batchlet/batchlet/apiserver/defaults"
 	"github.com/batchlet/batchlet/apiserver/validation"
@@ -30,10 +32,11 @@ func Pods() *Resource {
 			pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: podQOS(pod)}
 		},
 		PrepareForUpdate: func(obj, old runtime.Object) {
-			pod := obj.(*corev1.Pod)
-			pod.Status = old.(*corev1.Pod).Status
-			defaults.PodSpec(&pod.Spec)
+			pod, oldPod := obj.(*corev1.Pod), old.(*corev1.Pod)
+			pod.Status = oldPod.Status
+			defaultUpdatedSpec(pod, oldPod)
 		},
+		PrepareForUpdateCopiesOnWrite: true,
 		PrepareForStatusUpdate: func(obj, old runtime.Object) {
 			pod, oldPod := obj.(*corev1.Pod), old.(*corev1.Pod)
 			pod.Spec = oldPod.Spec
@@ -274,4 +277,44 @@ func podConditionTrue(pod *corev1.Pod, t corev1.PodConditionType) bool {
 		}
 	}
 	return false
+}
+
+// defaultUpdatedSpec applies the pod spec defaults to an updated pod
+// without writing into memory it may share with the stored one: a spec
+// the update left as it was (a metadata patch of the shared current pod)
+// stays shared unless the defaults change it, and any other spec is
+// defaulted on a copy of its own (a spec patch shares the parts it did not
+// name).
+func defaultUpdatedSpec(pod, old *corev1.Pod) {
+	if !sameSpecMemory(&pod.Spec, &old.Spec) {
+		spec := pod.Spec.DeepCopy()
+		defaults.PodSpec(spec)
+		pod.Spec = *spec
+		return
+	}
+	spec := old.Spec.DeepCopy()
+	defaults.PodSpec(spec)
+	if !sameEncoding(spec, &old.Spec) {
+		pod.Spec = *spec
+	}
+}
+
+// sameSpecMemory says whether a and b hold identical bytes: the same
+// scalars and the same references, so one spec in fact.
+func sameSpecMemory(a, b *corev1.PodSpec) bool {
+	size := unsafe.Sizeof(*a)
+	return bytes.Equal(unsafe.Slice((*byte)(unsafe.Pointer(a)), size), unsafe.Slice((*byte)(unsafe.Pointer(b)), size))
+}
+
+// sameEncoding says whether the defaulted copy a of b encodes as b does,
+// that is whether the defaults changed nothing: every default turns a zero
+// value into another, and protobuf encodes every such change (scalars and
+// strings always, pointers and map entries when set).
+func sameEncoding(a, b *corev1.PodSpec) bool {
+	ab, err := a.Marshal()
+	if err != nil {
+		return false
+	}
+	bb, err := b.Marshal()
+	return err == nil && bytes.Equal(ab, bb)
 }

@@ -42,6 +42,10 @@ type Resource struct {
 	// PrepareForUpdate copies what a main-resource update may not change
 	// (usually status) from old to obj and applies update-time defaults.
 	PrepareForUpdate func(obj, old runtime.Object)
+	// PrepareForUpdateCopiesOnWrite: PrepareForUpdate writes nothing into
+	// memory obj shares with old, so a main-resource patch may build obj
+	// from the shared current object (its untouched parts shared).
+	PrepareForUpdateCopiesOnWrite bool
 	// PrepareForStatusUpdate copies everything except status from old.
 	PrepareForStatusUpdate func(obj, old runtime.Object)
 	Validate               func(obj runtime.Object) field.ErrorList

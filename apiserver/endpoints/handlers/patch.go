@@ -44,7 +44,7 @@ func (h *Handlers) Patch(w http.ResponseWriter, r *http.Request, info endpoints.
 	}
 	// patch.Apply only reads cur, but the typed merge shares cur's unpatched
 	// parts with its result.
-	share := mayShare(r.Context(), mode)
+	share := mayShare(r.Context(), res, mode)
 	out, err := h.Writer.Update(r.Context(), res, info.Namespace, info.Name, mode, isDryRun(r), func(cur runtime.Object) (runtime.Object, error) {
 		if !share {
 			cur = cur.DeepCopyObject()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/batchlet/batchlet/apiserver/genericstore"
 
+	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/apiserver/registry/strategy"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -44,8 +45,11 @@ func (h *Handlers) Update(w http.ResponseWriter, r *http.Request, info endpoints
 // mayShare: the new object of a status update may share parts with the
 // current (shared) one. Status strategies only put the old spec back and
 // status validation only reads; a main-resource update defaults in place
-// (pod spec, namespace labels), and the field manager rewrites the object.
-func mayShare(ctx context.Context, mode strategy.Mode) bool {
-	manager := endpoints.FieldManagerOf(ctx)
-	return mode == strategy.Status && manager == ""
+// (namespace labels) unless res's strategy copies on write (pods), and the
+// field manager rewrites the object.
+func mayShare(ctx context.Context, res *registry.Resource, mode strategy.Mode) bool {
+	if endpoints.FieldManagerOf(ctx) != "" {
+		return false
+	}
+	return mode == strategy.Status || (mode == strategy.Main && res.PrepareForUpdateCopiesOnWrite)
 }

@@ -1,7 +1,9 @@
 package strategy
 
 import (
+	"bytes"
 	"reflect"
+	"unsafe"
 
 	"github.com/batchlet/batchlet/apiserver/genericstore"
 	"github.com/batchlet/batchlet/apiserver/validation"
@@ -71,12 +73,38 @@ func (s Strategy) ValidateUpdate(obj, old runtime.Object, mode Mode, specChanged
 }
 
 // specsDiffer says whether the Spec fields of a and b differ semantically
-// (objects without a Spec never change it).
+// (objects without a Spec never change it). A spec the update left as it
+// was — the new object's Spec field holds the very same values, slices and
+// pointers as the old one's, as a metadata-only patch of the shared current
+// object leaves it — is equal without a deep comparison; otherwise the
+// specs are compared through pointers, so the comparison neither copies
+// them nor descends into parts they share.
 func specsDiffer(a, b runtime.Object) bool {
 	av := reflect.ValueOf(a).Elem().FieldByName("Spec")
 	bv := reflect.ValueOf(b).Elem().FieldByName("Spec")
 	if !av.IsValid() || !bv.IsValid() {
 		return false
 	}
-	return !equality.Semantic.DeepEqual(av.Interface(), bv.Interface())
+	if sameMemory(av, bv) {
+		return false
+	}
+	return !equality.Semantic.DeepEqual(av.Addr().Interface(), bv.Addr().Interface())
+}
+
+// sameMemory says whether the addressable values a and b, of one type,
+// hold identical bytes: the same scalars and the same references, so
+// whatever they reach is one and the same memory. API specs have no
+// floating-point fields (the API conventions forbid them), the one case
+// where identical bytes (a NaN) are not semantically equal.
+func sameMemory(a, b reflect.Value) bool {
+	if a.Type() != b.Type() || !a.CanAddr() || !b.CanAddr() {
+		return false
+	}
+	size := a.Type().Size()
+	if size == 0 {
+		return true
+	}
+	ab := unsafe.Slice((*byte)(a.Addr().UnsafePointer()), size)
+	bb := unsafe.Slice((*byte)(b.Addr().UnsafePointer()), size)
+	return bytes.Equal(ab, bb)
 }

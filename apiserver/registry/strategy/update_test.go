@@ -6,6 +6,7 @@ import (
 
 	"github.com/batchlet/batchlet/apiserver/registry"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -45,6 +46,66 @@ func TestPrepareAndValidateUpdate(t *testing.T) {
 			errs := st.ValidateUpdate(obj, old, tc.mode, changed)
 			if got := errs.ToAggregate(); (got == nil) != (tc.wantErr == "") || (got != nil && !strings.Contains(got.Error(), tc.wantErr)) {
 				t.Errorf("errors %v, want %q", got, tc.wantErr)
+			}
+		})
+	}
+}
+
+// specsDiffer answers as the semantic comparison of the specs does,
+// whether the new spec shares the old one's memory (a metadata patch of
+// the shared current object), is a deep copy of it, or differs.
+func TestSpecsDiffer(t *testing.T) {
+	old := testPod("p")
+	old.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	for _, tc := range []struct {
+		name string
+		new  func() *corev1.Pod
+		want bool
+	}{
+		{"shared spec", func() *corev1.Pod { p := *old; p.Labels = nil; return &p }, false},
+		{"deep copy", func() *corev1.Pod { return old.DeepCopy() }, false},
+		{"empty instead of nil", func() *corev1.Pod {
+			p := old.DeepCopy()
+			p.Spec.Volumes = []corev1.Volume{}
+			return p
+		}, false},
+		{"same quantity spelled otherwise", func() *corev1.Pod {
+			p := old.DeepCopy()
+			p.Spec.Containers[0].Resources.Limits[corev1.ResourceCPU] = resource.MustParse("1000m")
+			return p
+		}, false},
+		{"shared containers, other node", func() *corev1.Pod { p := *old; p.Spec.NodeName = "n"; return &p }, true},
+		{"image changed", func() *corev1.Pod {
+			p := old.DeepCopy()
+			p.Spec.Containers[0].Image = "other"
+			return p
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := specsDiffer(tc.new(), old); got != tc.want {
+				t.Errorf("specsDiffer = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if specsDiffer(&corev1.ConfigMap{}, &corev1.ConfigMap{Data: map[string]string{"a": "b"}}) {
+		t.Error("objects without a spec never change it")
+	}
+}
+
+// BenchmarkSpecsDiffer compares the spec of a pod with the one a
+// metadata-only patch leaves (shared) and with a deep copy.
+func BenchmarkSpecsDiffer(b *testing.B) {
+	old := testPod("p")
+	st := For(registry.Pods(), clocktesting.NewFakePassiveClock(epoch))
+	st.PrepareForCreate(old)
+	shared := *old
+	for name, obj := range map[string]*corev1.Pod{"shared": &shared, "copy": old.DeepCopy()} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if specsDiffer(obj, old) {
+					b.Fatal("differ")
+				}
 			}
 		})
 	}
