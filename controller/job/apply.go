@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	batch "k8s.io/api/batch/v1"
@@ -35,7 +34,7 @@ func (c *Controller) applyPodOps(ctx context.Context, key string, st *syncState)
 // down); expectations of key are lowered for each failed deletion.
 func (c *Controller) deletePods(ctx context.Context, job *batch.Job, pods []*v1.Pod, dropFinalizer bool, key string) (podOpsResult, error) {
 	var deleted, ready atomic.Int32
-	errs := inParallel(len(pods), func(i int) error {
+	errs := c.calls.run(len(pods), func(i int) error {
 		p := pods[i]
 		found, err := c.deleteOnePod(ctx, job, p, dropFinalizer)
 		if (err != nil || !found) && key != "" {
@@ -119,7 +118,7 @@ func (c *Controller) createPods(ctx context.Context, key string, st *syncState) 
 }
 
 func (c *Controller) createBatch(ctx context.Context, job *batch.Job, creates []podCreate) []error {
-	return inParallel(len(creates), func(i int) error {
+	return c.calls.run(len(creates), func(i int) error {
 		return c.createPod(ctx, job, creates[i].pod)
 	})
 }
@@ -214,7 +213,7 @@ func (c *Controller) removeFinalizers(ctx context.Context, key string, pods []*v
 	}
 	c.finalizerExp.expectRemoved(key, uids)
 	ok := make([]bool, len(pods))
-	errs := inParallel(len(pods), func(i int) error {
+	errs := c.calls.run(len(pods), func(i int) error {
 		p := pods[i]
 		_, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, removeFinalizerPatch, metav1.PatchOptions{})
 		if err != nil {
@@ -267,16 +266,4 @@ func (c *Controller) recordIndexes(job *batch.Job, tp *trackPlan) {
 		c.metrics.finishedIndexes.WithLabelValues("failed", limit).Add(float64(tp.newFailedIndexes))
 	}
 	tp.newSucceededIxs, tp.newFailedIndexes = 0, 0
-}
-
-// inParallel runs f for every index in 0..n-1 at once and returns, by
-// index, what each returned.
-func inParallel(n int, f func(i int) error) []error {
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() { errs[i] = f(i) })
-	}
-	wg.Wait()
-	return errs
 }

@@ -111,6 +111,7 @@ type Controller struct {
 	ownWrites      *ownwrites.Tracker // status updates the cache has not shown yet
 	settledMu      sync.Mutex
 	settledScanned map[types.UID]bool // Jobs whose settled pods need no new look
+	calls          *callPool          // runs a sync's per-pod API calls
 }
 
 const podByJobIndex = "job-controller-uid"
@@ -147,6 +148,7 @@ func New(cc controllerctx.Context, opts Options) (*Controller, error) {
 		finishedJobs:   map[types.UID]bool{},
 		ownWrites:      ownwrites.New(),
 		settledScanned: map[types.UID]bool{},
+		calls:          newCallPool(defaultMaxIdleCallers),
 		tun: tunables{
 			podFailureBackOff:    opts.PodFailureBackOff,
 			maxPodFailureBackOff: opts.MaxPodFailureBackOff,
@@ -216,6 +218,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	c.queue.ShutDown()
 	c.orphanQueue.ShutDown()
 	wg.Wait()
+	c.calls.stop()
 	c.log.Info("stopped job controller")
 	return nil
 }

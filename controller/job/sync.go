@@ -56,7 +56,11 @@ func (c *Controller) syncJob(ctx context.Context, key string) (rErr error) {
 	st := &syncState{action: actionReconciling}
 	defer func() { c.recordSync(job, st.action, start, rErr) }()
 
+	// Expectations are read before the pods are listed: the informer
+	// updates its store before its handler lowers them, so a pod whose
+	// finalizer release is no longer expected is listed without it.
 	satisfied := c.podExpect.satisfied(key)
+	expectedRm := c.finalizerExp.expected(key)
 	pods, err := c.getPodsForJob(ctx, job)
 	if err != nil {
 		return err
@@ -64,7 +68,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) (rErr error) {
 	oldStatus := job.Status.DeepCopy()
 	*st = *decide(syncInput{
 		job: job, pods: pods, satisfiedExpectations: satisfied,
-		expectedRmFinalizers: c.finalizerExp.expected(key),
+		expectedRmFinalizers: expectedRm,
 		backoff:              c.backoff.get(key), now: c.clock.Now(), tun: c.tun,
 	})
 	res, opsErr := c.applyPodOps(ctx, key, st)
