@@ -62,6 +62,11 @@ type Config struct {
 	// batchlet-shim beside the agent's executable when it comes from the
 	// same build (ShimBinaryName), else the agent's own binary.
 	ShimBinary string
+	// ShimSupervisor has one long-lived shim per node (the supervisor,
+	// runtime/shim) serve every container in place of a shim process per
+	// container: one Go process start less per container. Off by default
+	// while it is new; ignored with NoShims.
+	ShimSupervisor bool
 }
 
 // Runtime runs pods as host processes. Create it with New.
@@ -85,6 +90,9 @@ type Runtime struct {
 	// /proc/self/fd/N of helperFile, kept open.
 	helper     string
 	helperFile *os.File
+	// supervisor, when set, serves the containers in place of their own
+	// shims (Config.ShimSupervisor).
+	supervisor *supervisorClient
 
 	mu   sync.Mutex
 	pods map[types.UID]*pod
@@ -130,6 +138,11 @@ func New(cfg Config) (*Runtime, error) {
 		r.log = slog.Default()
 	}
 	r.openHelper(self)
+	if cfg.ShimSupervisor && !cfg.NoShims {
+		if r.supervisor, err = newSupervisorClient(root, r.helper, r.log); err != nil {
+			r.log.Warn("each container gets a shim of its own", "reason", err.Error())
+		}
+	}
 	if !cfg.DisableNamespaces {
 		if err := probeNamespaces(r.helper); err != nil {
 			r.log.Warn("pods run as plain process groups without isolation: Linux namespaces are unavailable, so pods see the host's files (the data dir and its credentials too), its /proc and its /dev, share its hostname and keep every capability of their user", "reason", err.Error())
