@@ -88,6 +88,10 @@ func (s *server) start() {
 	s.t.Helper()
 	s.log = &bytes.Buffer{}
 	args := append([]string{"server", "--data-dir", s.dataDir, "--port", fmt.Sprint(s.port), "--log-level", "info"}, s.extraArgs...)
+	if os.Getenv("BATCHLET_E2E_SHIM_SUPERVISOR") == "1" {
+		// The whole suite under the process runtime's shim supervisor.
+		args = append(args, "--shim-supervisor")
+	}
 	bin := binary
 	if s.bin != "" {
 		bin = s.bin

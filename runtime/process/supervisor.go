@@ -58,10 +58,7 @@ func newSupervisorClient(root, helper string, log *slog.Logger) (*supervisorClie
 // exited is closed once the supervisor is done with it (its end recorded)
 // or gone.
 func (s *supervisorClient) startContainer(specPath string, files []*os.File, exited chan<- struct{}) error {
-	if err := s.ensure(); err != nil {
-		return err
-	}
-	conn, err := s.dial()
+	conn, err := s.connect()
 	if err != nil {
 		return err
 	}
@@ -80,6 +77,27 @@ func (s *supervisorClient) startContainer(specPath string, files []*os.File, exi
 		close(exited)
 	}()
 	return nil
+}
+
+// connect opens a connection for one container. A supervisor that does
+// not answer though this agent holds its connection died (before watch
+// noticed): it is forgotten and a new one started.
+func (s *supervisorClient) connect() (*os.File, error) {
+	for try := 0; ; try++ {
+		if err := s.ensure(); err != nil {
+			return nil, err
+		}
+		conn, err := s.dial()
+		if err == nil || try > 0 {
+			return conn, err
+		}
+		s.mu.Lock()
+		if s.control != nil {
+			s.control.Close()
+			s.control = nil
+		}
+		s.mu.Unlock()
+	}
 }
 
 // ensure connects to the supervisor, starting one when none answers.
