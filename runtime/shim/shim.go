@@ -233,24 +233,27 @@ func setName(name string) {
 }
 
 // stateFile is an open state file; shimPid and shimStart, when set,
-// identify the shim that writes it.
+// identify the shim that writes it. size is the length of its last record.
 type stateFile struct {
 	f         *os.File
 	shimPid   int
 	shimStart uint64
+	size      int
 }
 
-func openState(base string) (stateFile, error) {
+func openState(base string) (*stateFile, error) {
 	f, err := os.OpenFile(base+".state", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return stateFile{}, fmt.Errorf("open shim state: %w", err)
+		return nil, fmt.Errorf("open shim state: %w", err)
 	}
-	return stateFile{f: f}, nil
+	return &stateFile{f: f}, nil
 }
 
 // write rewrites the state in place (see ReadState); a shim stamps it with
-// its own pid and start time.
-func (s stateFile) write(st State) error {
+// its own pid and start time. The records of an attempt grow (starting,
+// running, exited), so the file is truncated only after a shorter one: a
+// truncation costs the file system far more than the write.
+func (s *stateFile) write(st State) error {
 	st.ShimPid, st.ShimStart = s.shimPid, s.shimStart
 	b, err := json.Marshal(st)
 	if err != nil {
@@ -259,9 +262,12 @@ func (s stateFile) write(st State) error {
 	if _, err := s.f.WriteAt(b, 0); err != nil {
 		return fmt.Errorf("write shim state: %w", err)
 	}
-	if err := s.f.Truncate(int64(len(b))); err != nil {
-		return fmt.Errorf("write shim state: %w", err)
+	if len(b) < s.size {
+		if err := s.f.Truncate(int64(len(b))); err != nil {
+			return fmt.Errorf("write shim state: %w", err)
+		}
 	}
+	s.size = len(b)
 	return nil
 }
 
