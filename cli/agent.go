@@ -109,7 +109,7 @@ reports the host's whole cpu and memory as its capacity.`,
 	fl.StringVar(&f.clientCAFile, "client-ca-file", "", "admit log/exec requests with a client certificate signed by these CAs (a real kube-apiserver's --kubelet-client-certificate), as the kubelet's flag")
 	fl.IntVar(&f.resultsTail, "results-log-tail", results.DefaultLogTailBytes, "bytes of each terminated container's log its ContainerResult keeps (negative: none)")
 	fl.BoolVar(&f.noResults, "no-results", false, "record no ContainerResults (e.g. a cluster without the results.batchlet.dev CRD)")
-	fl.BoolVar(&f.supervisor, "shim-supervisor", false, shimSupervisorUsage)
+	fl.BoolVar(&f.supervisor, "shim-supervisor", true, shimSupervisorUsage)
 	fl.IntVar(&f.maxPods, "max-pods", 110, "the Node's pods capacity, as the kubelet's flag")
 	fl.Float32Var(&f.kubeAPIQPS, "kube-api-qps", 100, "queries per second to the API server, as the kubelet's flag")
 	fl.IntVar(&f.kubeAPIBurst, "kube-api-burst", 200, "burst of queries to the API server, as the kubelet's flag")

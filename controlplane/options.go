@@ -60,7 +60,7 @@ type Options struct {
 	NoResults bool
 	// ShimSupervisor: the process runtime's containers are served by one
 	// shim supervisor per node instead of a shim each
-	// (process.Config.ShimSupervisor).
+	// (process.Config.ShimSupervisor; batchlet server's default).
 	ShimSupervisor bool
 	// ResultRetention bounds the kept ContainerResults by age and number
 	// (zero values take the result-retention controller's defaults).

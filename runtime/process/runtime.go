@@ -64,8 +64,9 @@ type Config struct {
 	ShimBinary string
 	// ShimSupervisor has one long-lived shim per node (the supervisor,
 	// runtime/shim) serve every container in place of a shim process per
-	// container: one Go process start less per container. Off by default
-	// while it is new; ignored with NoShims.
+	// container: one Go process start less per container (batchlet
+	// server's and agent's default, --shim-supervisor); ignored with
+	// NoShims.
 	ShimSupervisor bool
 }
 
