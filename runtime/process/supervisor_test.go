@@ -197,3 +197,39 @@ func TestSupervisorKilled(t *testing.T) {
 		t.Fatalf("supervisor %d after the kill of %d: want a new one", r.supervisor.pid, sup)
 	}
 }
+
+// The supervisor's socket is named after the shim binary, so that agents
+// of another build never share one; a root whose socket path would not fit
+// in a Unix address gets no supervisor (a shim per container instead).
+func TestSupervisorSocketNames(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, b := write("a", "one build"), write("b", "another build")
+	log := slog.New(slog.DiscardHandler)
+	sock := func(root, helper string) string {
+		c, err := newSupervisorClient(root, helper, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.sock
+	}
+	if sock(dir, a) != sock(dir, a) {
+		t.Error("one binary, two sockets")
+	}
+	if sock(dir, a) == sock(dir, b) {
+		t.Error("two binaries share a socket")
+	}
+	if got := sock(dir, a); filepath.Dir(got) != dir || !strings.HasPrefix(filepath.Base(got), ".supervisor-") {
+		t.Errorf("socket %s, want a hidden file in the root", got)
+	}
+	long := filepath.Join(dir, strings.Repeat("x", maxSockPath))
+	if _, err := newSupervisorClient(long, a, log); err == nil {
+		t.Error("a socket path longer than a Unix address holds was accepted")
+	}
+}
