@@ -25,15 +25,16 @@ import (
 type supervisorClient struct {
 	helper string // the binary (see Runtime.helper)
 	sock   string
-	log    *slog.Logger
+	// addr is sock's address (shim.SockAddr), through sockDir when sock
+	// is too long for one.
+	addr    string
+	sockDir *os.File
+	log     *slog.Logger
 
 	mu      sync.Mutex
 	control *os.File // the agent's connection; nil: none
 	pid     int      // the supervisor this agent started, 0 if none
 }
-
-// maxSockPath is the longest path a Unix socket address holds.
-const maxSockPath = 107
 
 // newSupervisorClient prepares the supervisor of root for binary helper. Its socket's name carries the binary's
 // identity, so an agent of another build never talks to a supervisor
@@ -47,10 +48,11 @@ func newSupervisorClient(root, helper string, log *slog.Logger) (*supervisorClie
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%d/%d/%d", st.Size(), st.ModTime().UnixNano(), st.Sys().(*syscall.Stat_t).Ino)
 	sock := filepath.Join(root, fmt.Sprintf(".supervisor-%016x.sock", h.Sum64()))
-	if len(sock) > maxSockPath {
-		return nil, fmt.Errorf("shim supervisor: socket path %s is longer than %d bytes", sock, maxSockPath)
+	addr, dir, err := shim.SockAddr(sock)
+	if err != nil {
+		return nil, fmt.Errorf("shim supervisor: %w", err)
 	}
-	return &supervisorClient{helper: helper, sock: sock, log: log}, nil
+	return &supervisorClient{helper: helper, sock: sock, addr: addr, sockDir: dir, log: log}, nil
 }
 
 // startContainer hands the supervisor one attempt (its spec at specPath
@@ -165,7 +167,7 @@ func (s *supervisorClient) dial() (*os.File, error) {
 	// A non-blocking connect to a listening Unix socket completes at once
 	// (or fails with EAGAIN when its backlog is full).
 	for {
-		err = syscall.Connect(fd, &syscall.SockaddrUnix{Name: s.sock})
+		err = syscall.Connect(fd, &syscall.SockaddrUnix{Name: s.addr})
 		if !errors.Is(err, syscall.EAGAIN) && !errors.Is(err, syscall.EINTR) {
 			break
 		}

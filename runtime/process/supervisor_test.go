@@ -199,8 +199,8 @@ func TestSupervisorKilled(t *testing.T) {
 }
 
 // The supervisor's socket is named after the shim binary, so that agents
-// of another build never share one; a root whose socket path would not fit
-// in a Unix address gets no supervisor (a shim per container instead).
+// of another build never share one; a root too deep for a Unix address
+// reaches it through a descriptor of the root.
 func TestSupervisorSocketNames(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) string {
@@ -228,8 +228,23 @@ func TestSupervisorSocketNames(t *testing.T) {
 	if got := sock(dir, a); filepath.Dir(got) != dir || !strings.HasPrefix(filepath.Base(got), ".supervisor-") {
 		t.Errorf("socket %s, want a hidden file in the root", got)
 	}
-	long := filepath.Join(dir, strings.Repeat("x", maxSockPath))
-	if _, err := newSupervisorClient(long, a, log); err == nil {
-		t.Error("a socket path longer than a Unix address holds was accepted")
+	if c, err := newSupervisorClient(dir, a, log); err != nil || c.addr != c.sock || c.sockDir != nil {
+		t.Errorf("short root: address %q, %v; want the path %q", c.addr, err, c.sock)
+	}
+}
+
+// A root deeper than a Unix address holds still gets a supervisor.
+func TestSupervisorDeepRoot(t *testing.T) {
+	root := filepath.Join(t.TempDir(), strings.Repeat("d", 60), strings.Repeat("e", 60))
+	r := newSupervisedRuntime(t, root)
+	if !strings.HasPrefix(r.supervisor.addr, "/proc/self/fd/") {
+		t.Fatalf("address %q for socket %s", r.supervisor.addr, r.supervisor.sock)
+	}
+	if err := r.StartPod(context.Background(), testPod("deep", corev1.RestartPolicyNever, shC("main", "exit 6")), fakeResolver{}); err != nil {
+		t.Fatal(err)
+	}
+	st := waitStatus(t, r, "deep", "done", func(s runtime.PodStatus) bool { return s.Done })
+	if term := st.ContainerStatuses[0].State.Terminated; term == nil || term.ExitCode != 6 || r.supervisor.pid == 0 {
+		t.Fatalf("terminated %+v under supervisor %d, want exit code 6 under a supervisor", term, r.supervisor.pid)
 	}
 }

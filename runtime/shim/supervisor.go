@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -92,16 +94,50 @@ func supervise(sockPath string) int {
 	}
 }
 
+// MaxSockPath is the longest path a Unix socket address holds.
+const MaxSockPath = 107
+
+// SockAddr is the address of the socket at path: path itself, or, when it
+// is longer than an address holds (a deep data dir), the same file through
+// a descriptor of its directory (/proc/self/fd/N/name), dir, which the
+// caller keeps open while it uses the address.
+func SockAddr(path string) (addr string, dir *os.File, err error) {
+	if len(path) <= MaxSockPath {
+		return path, nil, nil
+	}
+	i := strings.LastIndexByte(path, '/')
+	if i < 0 {
+		return "", nil, fmt.Errorf("socket path %s: not absolute", path)
+	}
+	dir, err = os.OpenFile(path[:i], os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return "", nil, fmt.Errorf("socket path: %w", err)
+	}
+	addr = "/proc/self/fd/" + strconv.Itoa(int(dir.Fd())) + path[i:]
+	if len(addr) > MaxSockPath {
+		dir.Close()
+		return "", nil, fmt.Errorf("socket path %s: its name is longer than a Unix address holds", path)
+	}
+	return addr, dir, nil
+}
+
 // ListenSeqpacket listens on a new Unix socket at path (replacing what is
 // there), reachable by its owner only.
 func ListenSeqpacket(path string) (int, error) {
+	addr, dir, err := SockAddr(path)
+	if err != nil {
+		return -1, err
+	}
+	if dir != nil {
+		defer dir.Close()
+	}
 	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_SEQPACKET|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return -1, fmt.Errorf("supervisor socket: %w", err)
 	}
 	_ = os.Remove(path)
 	old := syscall.Umask(0o177)
-	err = syscall.Bind(fd, &syscall.SockaddrUnix{Name: path})
+	err = syscall.Bind(fd, &syscall.SockaddrUnix{Name: addr})
 	syscall.Umask(old)
 	if err == nil {
 		err = syscall.Listen(fd, 128)
