@@ -219,8 +219,8 @@ func TestSupervisorSocketNames(t *testing.T) {
 		}
 		return c.sock
 	}
-	if sock(dir, a) != sock(dir, a) {
-		t.Error("one binary, two sockets")
+	if first, again := sock(dir, a), sock(dir, a); first != again {
+		t.Errorf("one binary, two sockets: %s, %s", first, again)
 	}
 	if sock(dir, a) == sock(dir, b) {
 		t.Error("two binaries share a socket")
