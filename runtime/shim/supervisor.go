@@ -87,8 +87,11 @@ func supervise(sockPath string) int {
 			if closing {
 				select {} // exitIfIdle exits the process
 			}
+			// Never fatal (EMFILE, ENOMEM...): the running containers
+			// would die with the supervisor.
 			fmt.Fprintf(os.Stderr, "supervisor: accept: %v\n", err)
-			return 1
+			time.Sleep(10 * time.Millisecond)
+			continue
 		}
 		go sv.handle(fd)
 	}
