@@ -36,7 +36,7 @@ func tinyConfig(t testing.TB) bench.Config {
 	return bench.Config{
 		Completions: 20, Parallelism: 5, APIPods: 50, Iterations: 3, WatchWrites: 10,
 		Command: []string{exe}, Env: []string{execEnv + "=1"},
-		DataDir: t.TempDir(), Timeout: 2 * time.Minute,
+		DataDir: t.TempDir(), Timeout: 2 * time.Minute, ShimSupervisor: true, // as the CLI's default
 	}
 }
 
@@ -56,6 +56,10 @@ func TestTinyScenarios(t *testing.T) {
 		case "process", "sim", "scale":
 			wantChecks(t, r, "Complete=True", "succeeded=20", `completedIndexes="0-19"`, "failed=0")
 			wantMetrics(t, r, "pods/s", "wall", "peak RSS", "CPU (server, run)")
+			if r.Scenario == "process" {
+				// The inits and commands the supervisor reaped.
+				wantMetrics(t, r, "CPU (live children: shim supervisor)")
+			}
 			if r.Scenario != "scale" {
 				wantMetrics(t, r, "create→running p99", "exit→counted p99")
 				if v, _ := r.Metric("pods timed"); v != 20 {

@@ -150,6 +150,9 @@ func (r *runner) runJob(ctx context.Context, jr jobRun) (Result, error) {
 	if d := u2.childCPU - u1.childCPU; d > 0 {
 		res.add("CPU (reaped children)", d.Seconds(), "s")
 	}
+	if d := u2.liveChildCPU - u1.liveChildCPU; d > 0 {
+		res.add("CPU (live children: shim supervisor)", d.Seconds(), "s")
+	}
 	if st, err := os.Stat(filepath.Join(dir, controlplane.StoreFile)); err == nil {
 		res.add("store file", float64(st.Size())/(1<<20), "MB")
 	}
@@ -164,7 +167,7 @@ func (r *runner) startServer(ctx context.Context, name, runtime string) (*contro
 		return nil, nil, "", nil, err
 	}
 	cp, err := controlplane.Start(ctx, controlplane.Options{DataDir: dir, Port: 0, Runtime: runtime, Logger: r.cfg.Logger,
-		TerminatedPodGCThreshold: r.cfg.TerminatedPodGCThreshold})
+		TerminatedPodGCThreshold: r.cfg.TerminatedPodGCThreshold, ShimSupervisor: r.cfg.ShimSupervisor})
 	if err != nil {
 		cleanup()
 		return nil, nil, "", nil, fmt.Errorf("start control plane: %w", err)

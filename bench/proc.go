@@ -57,6 +57,9 @@ type usage struct {
 	wall     time.Time
 	cpu      time.Duration // user+sys of this process
 	childCPU time.Duration // user+sys of waited-for children
+	// liveChildCPU: user+sys of the children still running (the process
+	// runtime's shim supervisor), with that of the children they reaped.
+	liveChildCPU time.Duration
 }
 
 func takeUsage() usage {
@@ -68,7 +71,46 @@ func takeUsage() usage {
 	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) == nil {
 		u.childCPU = tv(ru.Utime) + tv(ru.Stime)
 	}
+	u.liveChildCPU = liveChildrenCPU()
 	return u
+}
+
+// clockTicks is USER_HZ, the unit of the times in /proc/<pid>/stat.
+const clockTicks = 100
+
+// liveChildrenCPU is the CPU of this process's running children and of
+// the children they reaped (/proc/<pid>/stat utime, stime, cutime,
+// cstime).
+func liveChildrenCPU() time.Duration {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	self := strconv.Itoa(os.Getpid())
+	var total time.Duration
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil || e.Name() == self {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 || i+2 > len(s) {
+			continue
+		}
+		f := strings.Fields(s[i+2:])
+		if len(f) < 15 || f[1] != self {
+			continue
+		}
+		for _, v := range f[11:15] {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			total += time.Duration(n) * time.Second / clockTicks
+		}
+	}
+	return total
 }
 
 func tv(t syscall.Timeval) time.Duration {

@@ -47,6 +47,7 @@ type agentFlags struct {
 	onShutdown    string
 	resultsTail   int
 	noResults     bool
+	supervisor    bool
 	maxPods       int
 	kubeAPIQPS    float32
 	kubeAPIBurst  int
@@ -108,6 +109,7 @@ reports the host's whole cpu and memory as its capacity.`,
 	fl.StringVar(&f.clientCAFile, "client-ca-file", "", "admit log/exec requests with a client certificate signed by these CAs (a real kube-apiserver's --kubelet-client-certificate), as the kubelet's flag")
 	fl.IntVar(&f.resultsTail, "results-log-tail", results.DefaultLogTailBytes, "bytes of each terminated container's log its ContainerResult keeps (negative: none)")
 	fl.BoolVar(&f.noResults, "no-results", false, "record no ContainerResults (e.g. a cluster without the results.batchlet.dev CRD)")
+	fl.BoolVar(&f.supervisor, "shim-supervisor", true, shimSupervisorUsage)
 	fl.IntVar(&f.maxPods, "max-pods", 110, "the Node's pods capacity, as the kubelet's flag")
 	fl.Float32Var(&f.kubeAPIQPS, "kube-api-qps", 100, "queries per second to the API server, as the kubelet's flag")
 	fl.IntVar(&f.kubeAPIBurst, "kube-api-burst", 200, "burst of queries to the API server, as the kubelet's flag")
@@ -158,7 +160,7 @@ func runAgent(ctx context.Context, f agentFlags, logger *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("build client: %w", err)
 	}
-	rt, err := agentRuntime(ctx, f.runtime, rootDir, []string{agentKubeconfigPath(f.kubeconfig), certDir}, logger)
+	rt, err := agentRuntime(ctx, f.runtime, rootDir, []string{agentKubeconfigPath(f.kubeconfig), certDir}, f.supervisor, logger)
 	if err != nil {
 		return err
 	}
@@ -262,12 +264,13 @@ func agentNodeName(name string) string {
 
 // agentRuntime makes the agent's runtime; pods do not see hide (the
 // agent's kubeconfig, with the admin token).
-func agentRuntime(ctx context.Context, kind, rootDir string, hide []string, logger *slog.Logger) (runtime.Runtime, error) {
+func agentRuntime(ctx context.Context, kind, rootDir string, hide []string, supervisor bool, logger *slog.Logger) (runtime.Runtime, error) {
 	switch kind {
 	case "sim":
 		return sim.New(ctx, clock.RealClock{}), nil
 	case "process", "image":
-		cfg := process.Config{RootDir: rootDir, Logger: logger.With("component", "runtime"), HidePaths: append(hide, rootDir+"-images")}
+		cfg := process.Config{RootDir: rootDir, Logger: logger.With("component", "runtime"), HidePaths: append(hide, rootDir+"-images"),
+			ShimSupervisor: supervisor}
 		// The image store sits beside the pod directories, not among them.
 		err := process.WithImages(&cfg, process.ImageOptions{Dir: rootDir + "-images", ByDefault: kind == "image"})
 		if err != nil {

@@ -80,11 +80,15 @@ running too, unless --on-shutdown=drain.`,
 	fl.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.IntVar(&opts.ResultsLogTail, "results-log-tail", results.DefaultLogTailBytes, "bytes of each terminated container's log its ContainerResult keeps (negative: none)")
 	fl.BoolVar(&opts.NoResults, "no-results", false, "the embedded agent records no ContainerResults")
+	fl.BoolVar(&opts.ShimSupervisor, "shim-supervisor", true, shimSupervisorUsage)
 	addRetentionFlags(fl, &opts.ResultRetention)
 	addJobBackoffFlags(fl, &opts.JobPodFailureBackOff, &opts.JobMaxPodFailureBackOff)
 	addPodGCFlag(fl, &opts.TerminatedPodGCThreshold)
 	return cmd
 }
+
+// shimSupervisorUsage documents --shim-supervisor (server and agent).
+const shimSupervisorUsage = "process runtime: one long-lived shim supervisor serves every container instead of a shim process each (one process start less per container; if the supervisor is killed, the running containers are lost with it; false: a shim per container)"
 
 func newKubeconfigCommand() *cobra.Command {
 	var dataDir string

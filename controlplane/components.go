@@ -339,7 +339,7 @@ func (cp *ControlPlane) newRuntime(ctx context.Context) (runtime.Runtime, error)
 		// Pods see nothing of the data dir: its store, credentials and
 		// kubeconfig are the cluster's admin rights.
 		cfg := process.Config{RootDir: filepath.Join(cp.opts.DataDir, "pods"), Logger: cp.log.With("component", "runtime"),
-			NoShims: cp.opts.Ephemeral, HidePaths: []string{cp.opts.DataDir}}
+			NoShims: cp.opts.Ephemeral, HidePaths: []string{cp.opts.DataDir}, ShimSupervisor: cp.opts.ShimSupervisor}
 		err := process.WithImages(&cfg, process.ImageOptions{Dir: filepath.Join(cp.opts.DataDir, "images"), ByDefault: cp.opts.Runtime == "image",
 			Mirrors: cp.opts.RegistryMirrors, DockerConfig: cp.opts.DockerConfig})
 		if err != nil {

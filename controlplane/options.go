@@ -58,6 +58,10 @@ type Options struct {
 	ResultsLogTail int
 	// NoResults: the embedded agent records no ContainerResults.
 	NoResults bool
+	// ShimSupervisor: the process runtime's containers are served by one
+	// shim supervisor per node instead of a shim each
+	// (process.Config.ShimSupervisor; batchlet server's default).
+	ShimSupervisor bool
 	// ResultRetention bounds the kept ContainerResults by age and number
 	// (zero values take the result-retention controller's defaults).
 	ResultRetention results.Retention

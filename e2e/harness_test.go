@@ -88,6 +88,11 @@ func (s *server) start() {
 	s.t.Helper()
 	s.log = &bytes.Buffer{}
 	args := append([]string{"server", "--data-dir", s.dataDir, "--port", fmt.Sprint(s.port), "--log-level", "info"}, s.extraArgs...)
+	if os.Getenv("BATCHLET_E2E_SHIM_SUPERVISOR") == "0" {
+		// The whole suite with a shim per container, the server's
+		// default before the shim supervisor.
+		args = append(args, "--shim-supervisor=false")
+	}
 	bin := binary
 	if s.bin != "" {
 		bin = s.bin

@@ -13,11 +13,12 @@ import (
 	"time"
 )
 
-// killShims ends the container shims below dir, a server's data dir or an
-// agent's root dir (and so their containers): pods a server or agent
-// stopped with --on-shutdown=keep leaves running.
+// killShims ends the container shims (or the shim supervisor) below dir,
+// a server's data dir or an agent's root dir (and so their containers):
+// pods a server or agent stopped with --on-shutdown=keep leaves running.
 func killShims(dir string) {
-	prefix := []byte("batchlet-shim\x00" + filepath.Clean(dir) + "/")
+	shims := []byte("batchlet-shim\x00" + filepath.Clean(dir) + "/")
+	supervisor := []byte("batchlet-supervisor\x00" + filepath.Clean(dir) + "/")
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -25,7 +26,7 @@ func killShims(dir string) {
 			continue
 		}
 		cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if err == nil && bytes.HasPrefix(cmd, prefix) {
+		if err == nil && (bytes.HasPrefix(cmd, shims) || bytes.HasPrefix(cmd, supervisor)) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}

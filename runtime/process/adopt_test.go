@@ -100,7 +100,7 @@ func TestRecordedAttempts(t *testing.T) {
 // agent makes one.
 func restartedRuntime(t *testing.T, r *Runtime) *Runtime {
 	t.Helper()
-	r2, err := New(Config{RootDir: r.cfg.RootDir, Logger: slog.New(slog.DiscardHandler)})
+	r2, err := New(withTestShims(Config{RootDir: r.cfg.RootDir, Logger: slog.New(slog.DiscardHandler), ShimSupervisor: r.cfg.ShimSupervisor}))
 	if err != nil {
 		t.Fatal(err)
 	}

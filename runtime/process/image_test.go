@@ -39,8 +39,8 @@ func newImageRuntimeShims(t *testing.T, rootfs string, noShims bool) (*Runtime, 
 		t.Fatal(err)
 	}
 	ev := &events{}
-	r, err := New(Config{RootDir: t.TempDir(), Events: ev.record, Logger: slog.New(slog.DiscardHandler),
-		Images: puller, ImagesByDefault: true, ImageRootfs: rootfs, NoShims: noShims})
+	r, err := New(withTestShims(Config{RootDir: t.TempDir(), Events: ev.record, Logger: slog.New(slog.DiscardHandler),
+		Images: puller, ImagesByDefault: true, ImageRootfs: rootfs, NoShims: noShims}))
 	if err != nil {
 		t.Fatal(err)
 	}

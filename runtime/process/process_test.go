@@ -69,7 +69,7 @@ func newTestRuntime(t *testing.T, clk *clocktesting.FakeClock) (*Runtime, *event
 	if clk != nil {
 		cfg.Clock = clk
 	}
-	r, err := New(cfg)
+	r, err := New(withTestShims(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,6 +62,12 @@ type Config struct {
 	// batchlet-shim beside the agent's executable when it comes from the
 	// same build (ShimBinaryName), else the agent's own binary.
 	ShimBinary string
+	// ShimSupervisor has one long-lived shim per node (the supervisor,
+	// runtime/shim) serve every container in place of a shim process per
+	// container: one Go process start less per container (batchlet
+	// server's and agent's default, --shim-supervisor); ignored with
+	// NoShims.
+	ShimSupervisor bool
 }
 
 // Runtime runs pods as host processes. Create it with New.
@@ -87,6 +93,10 @@ type Runtime struct {
 	helperFile *os.File
 	// files writes the pods' set-up files.
 	files fileWriter
+
+	// supervisor, when set, serves the containers in place of their own
+	// shims (Config.ShimSupervisor).
+	supervisor *supervisorClient
 
 	mu   sync.Mutex
 	pods map[types.UID]*pod
@@ -133,6 +143,11 @@ func New(cfg Config) (*Runtime, error) {
 		r.log = slog.Default()
 	}
 	r.openHelper(self)
+	if cfg.ShimSupervisor && !cfg.NoShims {
+		if r.supervisor, err = newSupervisorClient(root, r.helper, r.log); err != nil {
+			r.log.Warn("each container gets a shim of its own", "reason", err.Error())
+		}
+	}
 	if !cfg.DisableNamespaces {
 		if err := probeNamespaces(r.helper); err != nil {
 			r.log.Warn("pods run as plain process groups without isolation: Linux namespaces are unavailable, so pods see the host's files (the data dir and its credentials too), its /proc and its /dev, share its hostname and keep every capability of their user", "reason", err.Error())

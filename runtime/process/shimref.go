@@ -164,7 +164,7 @@ func (p *pod) startShim(c *ctr, n int, argv []string, env []envVar, workDir stri
 	cmd := &exec.Cmd{Path: p.rt.helper, Args: []string{shim.Arg0, base + ".shim"}, Dir: "/", Stdin: stdin.r,
 		ExtraFiles:  []*os.File{lock, pipes.statusW, pipes.outW, pipes.errW},
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
-	if err := p.rt.startShimProcess(cmd, pr.exited); err != nil {
+	if err := p.rt.launchShim(cmd, []*os.File{lock, pipes.statusW, stdin.r, pipes.outW, pipes.errW}, pr.exited); err != nil {
 		pipes.closeAll()
 		if stdin.pipe != nil {
 			stdin.r.Close()
@@ -191,6 +191,21 @@ func (p *pod) startShim(c *ctr, n int, argv []string, env []envVar, workDir stri
 	pr.pid, pr.pidStart, pr.stdin = st.Pid, st.PidStart, stdin.pipe
 	go pipes.tee(pr)
 	return pr, st.StartedAt, nil
+}
+
+// launchShim hands the attempt to the node's shim supervisor when it has
+// one (files: the descriptors of cmd in the supervisor's order), else
+// starts cmd, the attempt's own shim; exited is closed once the attempt's
+// end is on record (or its shim is gone).
+func (r *Runtime) launchShim(cmd *exec.Cmd, files []*os.File, exited chan<- struct{}) error {
+	if r.supervisor != nil {
+		err := r.supervisor.startContainer(cmd.Args[1], files, exited)
+		if err == nil {
+			return nil
+		}
+		r.log.Warn("the container gets a shim of its own: the shim supervisor failed", "err", err.Error())
+	}
+	return r.startShimProcess(cmd, exited)
 }
 
 // startShimProcess starts a shim and has it waited for (while it is this

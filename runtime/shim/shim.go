@@ -116,37 +116,64 @@ type State struct {
 }
 
 func init() {
-	if len(os.Args) != 2 || os.Args[0] != Arg0 {
+	if len(os.Args) != 2 {
 		return
 	}
-	os.Exit(run(os.Args[1]))
+	switch os.Args[0] {
+	case Arg0:
+		os.Exit(run(os.Args[1]))
+	case SupervisorArg0:
+		os.Exit(supervise(os.Args[1]))
+	}
 }
 
-// run is the shim's main: it returns its exit code.
+// run is the main of a shim of one container: it returns its exit code.
 func run(specPath string) int {
 	setName(Arg0)
 	for fd := LockFD; fd <= TeeErrFD; fd++ {
 		syscall.CloseOnExec(fd) // the container inherits none of them
 	}
-	status := os.NewFile(StatusFD, "status")
+	files := attemptFiles{lock: os.NewFile(LockFD, specPath), status: os.NewFile(StatusFD, "status"),
+		stdin: os.Stdin, teeOut: TeeOutFD, teeErr: TeeErrFD}
+	pid := os.Getpid()
+	return serve(specPath, files, pid, PidStartTime(pid))
+}
+
+// attemptFiles are what the agent hands a shim (or the supervisor) for one
+// attempt: the locked spec file, the status pipe, the container's stdin
+// and the tee pipes' descriptors.
+type attemptFiles struct {
+	lock, status, stdin *os.File
+	teeOut, teeErr      int
+}
+
+// serve starts the container of the attempt whose spec is specPath, waits
+// for it and records how it ended; it returns the shim's exit code. The
+// state records are stamped with shimPid and shimStart (zero under the
+// supervisor, which must never be killed for one container). The lock is
+// released, by closing files.lock, only once the end is on record.
+func serve(specPath string, files attemptFiles, shimPid int, shimStart uint64) int {
+	defer files.lock.Close()
+	status := files.status
+	defer status.Close()
 	// The state file stays open: once the pod's directory is removed
 	// (the pod deleted), later records go nowhere instead of making files
 	// in a directory being removed.
 	state, err := openState(strings.TrimSuffix(specPath, ".shim"))
 	if err != nil {
 		fmt.Fprint(status, err.Error())
+		files.closeTees()
 		return 1
 	}
-	// The shim stamps each record with its own pid and start time.
-	state.shimPid = os.Getpid()
-	state.shimStart = PidStartTime(state.shimPid)
+	defer state.f.Close()
+	state.shimPid, state.shimStart = shimPid, shimStart
 	fail := func(err error) int {
 		_ = state.write(State{Phase: PhaseExited, ExitCode: 128, StartError: err.Error(), FinishedAt: time.Now().UTC()})
 		fmt.Fprint(status, err.Error())
-		status.Close()
+		files.closeTees()
 		return 1
 	}
-	b, err := io.ReadAll(io.NewSectionReader(os.NewFile(LockFD, specPath), 0, 1<<30))
+	b, err := io.ReadAll(io.NewSectionReader(files.lock, 0, 1<<30))
 	if err != nil {
 		return fail(fmt.Errorf("read shim spec: %w", err))
 	}
@@ -157,7 +184,8 @@ func run(specPath string) int {
 	if err := state.write(State{Phase: PhaseStarting}); err != nil {
 		return fail(err)
 	}
-	sh, err := startShimmed(spec)
+	sh, err := startShimmed(spec, files)
+	files.stdin.Close() // the container's now
 	if err != nil {
 		return fail(err)
 	}
@@ -173,6 +201,7 @@ func run(specPath string) int {
 	t := time.NewTimer(2 * time.Second)
 	select {
 	case <-sh.drained:
+		t.Stop()
 	case <-t.C: // a background child holds the pipe
 	}
 	st.Phase, st.FinishedAt = PhaseExited, time.Now().UTC()
@@ -189,6 +218,13 @@ func run(specPath string) int {
 	return 0
 }
 
+// closeTees closes the tee descriptors when no container was started
+// (a started one's output copy closes them once drained).
+func (f attemptFiles) closeTees() {
+	_ = syscall.Close(f.teeOut)
+	_ = syscall.Close(f.teeErr)
+}
+
 // setName names the process (its comm, what ps and top show) whatever path
 // it was exec'd by (the agent execs /proc/self/fd/N: see runtime/process).
 func setName(name string) {
@@ -197,24 +233,27 @@ func setName(name string) {
 }
 
 // stateFile is an open state file; shimPid and shimStart, when set,
-// identify the shim that writes it.
+// identify the shim that writes it. size is the length of its last record.
 type stateFile struct {
 	f         *os.File
 	shimPid   int
 	shimStart uint64
+	size      int
 }
 
-func openState(base string) (stateFile, error) {
+func openState(base string) (*stateFile, error) {
 	f, err := os.OpenFile(base+".state", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return stateFile{}, fmt.Errorf("open shim state: %w", err)
+		return nil, fmt.Errorf("open shim state: %w", err)
 	}
-	return stateFile{f: f}, nil
+	return &stateFile{f: f}, nil
 }
 
 // write rewrites the state in place (see ReadState); a shim stamps it with
-// its own pid and start time.
-func (s stateFile) write(st State) error {
+// its own pid and start time. The records of an attempt grow (starting,
+// running, exited), so the file is truncated only after a shorter one: a
+// truncation costs the file system far more than the write.
+func (s *stateFile) write(st State) error {
 	st.ShimPid, st.ShimStart = s.shimPid, s.shimStart
 	b, err := json.Marshal(st)
 	if err != nil {
@@ -223,9 +262,12 @@ func (s stateFile) write(st State) error {
 	if _, err := s.f.WriteAt(b, 0); err != nil {
 		return fmt.Errorf("write shim state: %w", err)
 	}
-	if err := s.f.Truncate(int64(len(b))); err != nil {
-		return fmt.Errorf("write shim state: %w", err)
+	if len(b) < s.size {
+		if err := s.f.Truncate(int64(len(b))); err != nil {
+			return fmt.Errorf("write shim state: %w", err)
+		}
 	}
+	s.size = len(b)
 	return nil
 }
 
@@ -243,7 +285,7 @@ type shimmed struct {
 
 // startShimmed starts the container of spec with its output going to the
 // log file (and the tee descriptors).
-func startShimmed(spec Spec) (*shimmed, error) {
+func startShimmed(spec Spec, files attemptFiles) (*shimmed, error) {
 	if len(spec.Argv) == 0 {
 		return nil, errors.New("no command")
 	}
@@ -262,19 +304,31 @@ func startShimmed(spec Spec) (*shimmed, error) {
 			attr.UseCgroupFD, attr.CgroupFD = true, int(cg.Fd())
 		}
 	}
+	// Closed on failure: under the supervisor nothing ends with the attempt.
+	var opened []*os.File
+	closeOpened := func() {
+		for _, o := range opened {
+			o.Close()
+		}
+	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
+		f.Close()
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
+	opened = append(opened, f, outR, outW)
 	errR, errW, err := os.Pipe()
 	if err != nil {
+		closeOpened()
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
-	procAttr := &os.ProcAttr{Dir: spec.WorkDir, Env: dedupEnv(spec.Env), Files: []*os.File{os.Stdin, outW, errW}, Sys: attr}
+	opened = append(opened, errR, errW)
+	procAttr := &os.ProcAttr{Dir: spec.WorkDir, Env: dedupEnv(spec.Env), Files: []*os.File{files.stdin, outW, errW}, Sys: attr}
 	var status *os.File
 	if spec.Init {
 		var w *os.File
 		if status, w, err = os.Pipe(); err != nil {
+			closeOpened()
 			return nil, fmt.Errorf("pipe: %w", err)
 		}
 		defer status.Close()
@@ -304,9 +358,10 @@ func startShimmed(spec Spec) (*shimmed, error) {
 	outW.Close()
 	errW.Close()
 	if err != nil {
+		closeOpened()
 		return nil, err
 	}
-	tees := [2]*teeFD{{fd: TeeOutFD}, {fd: TeeErrFD}}
+	tees := [2]*teeFD{{fd: files.teeOut}, {fd: files.teeErr}}
 	for _, t := range tees {
 		_ = syscall.SetNonblock(t.fd, true)
 	}
@@ -328,8 +383,7 @@ func startShimmed(spec Spec) (*shimmed, error) {
 		errR.Close()
 		<-stdoutDone
 		f.Close()
-		_ = syscall.Close(TeeOutFD)
-		_ = syscall.Close(TeeErrFD)
+		files.closeTees()
 		close(sh.drained)
 	}()
 	return sh, nil

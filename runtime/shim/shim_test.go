@@ -71,3 +71,30 @@ func TestLookPath(t *testing.T) {
 		t.Errorf("pathOf(nil) = %q", got)
 	}
 }
+
+// A shim rewrites its state in place through one open file: each record
+// reads back whole whether it is longer or shorter than the one before.
+func TestStateRewrittenInPlace(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "main.0")
+	s, err := openState(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.f.Close()
+	s.shimPid, s.shimStart = 42, 7
+	end := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, st := range []State{
+		{Phase: PhaseStarting},
+		{Phase: PhaseRunning, Pid: 12345, PidStart: 987654321, StartedAt: end.Add(-time.Minute)},
+		{Phase: PhaseExited, ExitCode: 1},
+		{Phase: PhaseExited, ExitCode: 3, Pid: 12345, PidStart: 987654321, StartedAt: end.Add(-time.Minute), FinishedAt: end},
+	} {
+		if err := s.write(st); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadState(base)
+		if err != nil || got.Phase != st.Phase || got.ExitCode != st.ExitCode || got.Pid != st.Pid || !got.FinishedAt.Equal(st.FinishedAt) || got.ShimPid != 42 {
+			t.Fatalf("read %+v, %v; want %+v from shim 42", got, err, st)
+		}
+	}
+}
