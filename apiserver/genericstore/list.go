@@ -14,7 +14,6 @@ import (
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/storage"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -165,18 +164,10 @@ func newListWriter(res *registry.Resource, lm metav1.ListMeta) (*listWriter, err
 	if res.CustomResource {
 		return customListWriter(res, lm)
 	}
-	list := res.NewList()
-	list.GetObjectKind().SetGroupVersionKind(res.GroupVersion().WithKind(res.Kind + "List"))
-	if err := meta.SetList(list, []runtime.Object{}); err != nil {
-		return nil, err
-	}
-	la, err := meta.ListAccessor(list)
+	list, err := emptyList(res, lm)
 	if err != nil {
 		return nil, err
 	}
-	la.SetResourceVersion(lm.ResourceVersion)
-	la.SetContinue(lm.Continue)
-	la.SetRemainingItemCount(lm.RemainingItemCount)
 	env, err := json.Marshal(list)
 	if err != nil {
 		return nil, err

@@ -12,8 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// List answers GET of a collection: streamed JSON, stored entries, a
-// Table or PartialObjectMetadata, as negotiated.
+// List answers GET of a collection: protobuf from the stored bytes,
+// streamed JSON, stored entries, a Table or PartialObjectMetadata, as
+// negotiated.
 func (h *Handlers) List(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	q := r.URL.Query()
 	f, err := genericstore.ParseFilter(info.Res, q)
@@ -28,12 +29,16 @@ func (h *Handlers) List(w http.ResponseWriter, r *http.Request, info endpoints.R
 			return
 		}
 	}
+	cont, rv, rvMatch := q.Get("continue"), q.Get("resourceVersion"), q.Get("resourceVersionMatch")
+	if endpoints.WantsProtobuf(r) && genericstore.ServesProtobufList(info.Res) {
+		h.listProtobuf(w, r, info, f, limit, cont, rv, rvMatch)
+		return
+	}
 	format, err := endpoints.Negotiate(r)
 	if err != nil {
 		endpoints.WriteError(w, err)
 		return
 	}
-	cont, rv, rvMatch := q.Get("continue"), q.Get("resourceVersion"), q.Get("resourceVersionMatch")
 	if format == endpoints.FormatObject && limit == 0 && cont == "" {
 		if err := h.Store.StreamList(w, r, info.Res, info.Namespace, f, rv, rvMatch); err != nil {
 			endpoints.WriteError(w, err)
@@ -73,5 +78,16 @@ func (h *Handlers) List(w http.ResponseWriter, r *http.Request, info endpoints.R
 			pl.Items = []metav1.PartialObjectMetadata{}
 		}
 		endpoints.WriteJSON(w, http.StatusOK, pl)
+	}
+}
+
+// listProtobuf answers a list in protobuf, its items the stored bytes.
+func (h *Handlers) listProtobuf(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo, f *genericstore.Filter, limit int64, cont, rv, rvMatch string) {
+	lr, err := h.Store.ListStored(r.Context(), info.Res, info.Namespace, f, limit, cont, rv, rvMatch)
+	if err == nil {
+		err = h.Store.WriteProtobufList(w, info.Res, lr)
+	}
+	if err != nil {
+		endpoints.WriteError(w, err)
 	}
 }
