@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/batchlet/batchlet/storage/bolt"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -95,11 +97,14 @@ func BenchmarkListPods(b *testing.B) {
 			}
 		}
 	})
-	for _, sel := range []string{"", "?labelSelector=group%3Dg7"} {
+	for _, sel := range []string{"", "?labelSelector=group%3Dg7", "-protobuf"} {
 		b.Run("handler"+sel, func(b *testing.B) {
 			defer reportCPU(b)()
-			req := httptest.NewRequest("GET", "/api/v1/namespaces/default/pods"+sel, nil)
+			req := httptest.NewRequest("GET", "/api/v1/namespaces/default/pods"+strings.TrimPrefix(sel, "-protobuf"), nil)
 			req.Header.Set("Authorization", "Bearer "+testToken)
+			if sel == "-protobuf" {
+				req.Header.Set("Accept", runtime.ContentTypeProtobuf+",application/json")
+			}
 			for b.Loop() {
 				w := &discardResponseWriter{h: http.Header{}}
 				srv.Handler().ServeHTTP(w, req)
@@ -119,6 +124,24 @@ func BenchmarkListPods(b *testing.B) {
 		b.Fatal(err)
 	}
 	rc := kube.CoreV1().RESTClient()
+	pbCfg := rest.CopyConfig(cfg)
+	pbCfg.ContentType = runtime.ContentTypeProtobuf
+	pbCfg.AcceptContentTypes = runtime.ContentTypeProtobuf + ",application/json"
+	pb, err := kubernetes.NewForConfig(pbCfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("https-stream-protobuf", func(b *testing.B) {
+		defer reportCPU(b)()
+		for b.Loop() {
+			rd, err := pb.CoreV1().RESTClient().Get().Namespace("default").Resource("pods").Stream(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, rd)
+			_ = rd.Close()
+		}
+	})
 	b.Run("https-doraw", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := rc.Get().Namespace("default").Resource("pods").DoRaw(ctx); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -63,13 +64,20 @@ func runAPI(ctx context.Context, r *runner) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("https client: %w", err)
 	}
+	pbCfg := rest.CopyConfig(cfg)
+	pbCfg.ContentType = k8sruntime.ContentTypeProtobuf
+	pbCfg.AcceptContentTypes = k8sruntime.ContentTypeProtobuf + ",application/json"
+	pb, err := kubernetes.NewForConfig(pbCfg)
+	if err != nil {
+		return res, fmt.Errorf("https protobuf client: %w", err)
+	}
 	stopProfile, err := r.profile("api", &res)
 	if err != nil {
 		return res, err
 	}
 	defer stopProfile()
 	u0 := takeUsage()
-	if err := timeLists(ctx, https, n, iterations, &res); err != nil {
+	if err := timeLists(ctx, https, pb, n, iterations, &res); err != nil {
 		return res, err
 	}
 	if err := timeWatch(ctx, https, r.cfg.WatchWrites, &res); err != nil {
@@ -150,12 +158,13 @@ func benchPod(prefix string, i int) *corev1.Pod {
 }
 
 // timeLists times raw lists (bytes read, not decoded: what the server
-// costs) with and without a selector, and a few decoded typed lists (what a
-// client-go caller waits for). It checks the item counts.
-func timeLists(ctx context.Context, kube kubernetes.Interface, n, iterations int, res *Result) error {
-	rc := kube.CoreV1().RESTClient()
+// costs) with and without a selector, in JSON (kube, as client-go's
+// default, kubectl and most tools ask) and in protobuf (pb, as Kubernetes'
+// own components ask), and a few decoded typed lists (what a client-go
+// caller waits for). It checks the item counts.
+func timeLists(ctx context.Context, kube, pb kubernetes.Interface, n, iterations int, res *Result) error {
 	var body bytes.Buffer
-	raw := func(selector string) (listTimes, error) {
+	raw := func(rc rest.Interface, selector string) (listTimes, error) {
 		lt := listTimes{before: takeUsage(), gcBefore: numGC()}
 		for range iterations {
 			req := rc.Get().Namespace("default").Resource("pods")
@@ -173,17 +182,31 @@ func timeLists(ctx context.Context, kube kubernetes.Interface, n, iterations int
 		lt.after, lt.gcAfter = takeUsage(), numGC()
 		return lt, nil
 	}
-	all, err := raw("")
+	rc := kube.CoreV1().RESTClient()
+	all, err := raw(rc, "")
 	if err != nil {
 		return err
 	}
 	all.report(res, "list all", iterations)
 	res.add("list all size", float64(all.size)/(1<<20), "MB")
-	sel, err := raw("group=g7")
+	sel, err := raw(rc, "group=g7")
 	if err != nil {
 		return err
 	}
 	sel.report(res, "list selector", iterations)
+	allPB, err := raw(pb.CoreV1().RESTClient(), "")
+	if err != nil {
+		return err
+	}
+	allPB.report(res, "list all protobuf", iterations)
+	res.add("list all protobuf size", float64(allPB.size)/(1<<20), "MB")
+	pbList, err := pb.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("protobuf list pods: %w", err)
+	}
+	if len(pbList.Items) != n {
+		return fmt.Errorf("protobuf list pods returned %d items, want %d", len(pbList.Items), n)
+	}
 
 	var typed []time.Duration
 	for range max(iterations/10, 1) {
