@@ -232,7 +232,7 @@ func timeLists(ctx context.Context, kube, pb kubernetes.Interface, n, iterations
 	if len(list.Items) != want {
 		return fmt.Errorf("list pods group=g7 returned %d items, want %d", len(list.Items), want)
 	}
-	res.Checks = append(res.Checks, fmt.Sprintf("list returned %d pods", n), fmt.Sprintf("selector returned %d pods", want))
+	res.Checks = append(res.Checks, fmt.Sprintf("list returned %d pods", n), fmt.Sprintf("selector returned %d pods", want), fmt.Sprintf("protobuf list returned %d pods", n))
 	return nil
 }
 

@@ -70,7 +70,12 @@ func (s *Store) List(ctx context.Context, res *registry.Resource, namespace stri
 // ListStored is List without decoding what the selectors did not
 // need.
 func (s *Store) ListStored(ctx context.Context, res *registry.Resource, namespace string, f *Filter, limit int64, cont, rv, rvMatch string) (*ListResult, error) {
-	sc, err := s.scanList(ctx, res, namespace, f, limit, cont, rv, rvMatch, false)
+	return s.listStored(ctx, res, namespace, f, limit, cont, rv, rvMatch, nil)
+}
+
+// listStored is ListStored, copying into arena when it is not nil.
+func (s *Store) listStored(ctx context.Context, res *registry.Resource, namespace string, f *Filter, limit int64, cont, rv, rvMatch string, arena *copyArena) (*ListResult, error) {
+	sc, err := s.scanList(ctx, res, namespace, f, limit, cont, rv, rvMatch, false, arena)
 	if err != nil {
 		return nil, err
 	}
@@ -85,19 +90,20 @@ func (s *Store) ListStored(ctx context.Context, res *registry.Resource, namespac
 // copies out of the store only the versions the entry cache misses.
 // Each of its items has its entry.
 func (s *Store) ListEntries(ctx context.Context, res *registry.Resource, namespace string, f *Filter, limit int64, cont, rv, rvMatch string) ([]ListItem, metav1.ListMeta, error) {
-	sc, err := s.scanList(ctx, res, namespace, f, limit, cont, rv, rvMatch, true)
+	sc, err := s.scanList(ctx, res, namespace, f, limit, cont, rv, rvMatch, true, nil)
 	if err != nil {
 		return nil, metav1.ListMeta{}, err
 	}
 	return sc.items, sc.listMeta(), nil
 }
 
-func (s *Store) scanList(ctx context.Context, res *registry.Resource, namespace string, f *Filter, limit int64, cont, rv, rvMatch string, entries bool) (*listScan, error) {
+func (s *Store) scanList(ctx context.Context, res *registry.Resource, namespace string, f *Filter, limit int64, cont, rv, rvMatch string, entries bool, arena *copyArena) (*listScan, error) {
 	opts, err := s.listOptions(ctx, cont, rv, rvMatch)
 	if err != nil {
 		return nil, err
 	}
-	sc := &listScan{s: s, res: res, f: f, limit: limit, entries: entries}
+	sc := newListScan(s, res, f, limit, entries)
+	sc.arena = arena
 	if err := sc.run(ctx, KeyPrefix(res, namespace), opts, cont != ""); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package genericstore
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"net/http"
@@ -41,10 +42,20 @@ func ServesProtobufList(res *registry.Resource) bool {
 	return itemOK && listOK
 }
 
-// WriteProtobufList answers with lr's items as a protobuf list (res must
-// pass ServesProtobufList). An error means nothing was written: the caller
-// answers with it.
-func (s *Store) WriteProtobufList(w http.ResponseWriter, res *registry.Resource, lr *ListResult) error {
+// ProtobufList answers a list of res (which must pass ServesProtobufList)
+// in protobuf, honouring selectors, limit, continue and resourceVersion as
+// List does. An error means nothing was written: the caller answers with
+// it.
+func (s *Store) ProtobufList(ctx context.Context, w http.ResponseWriter, res *registry.Resource, namespace string, f *Filter, limit int64, cont, rv, rvMatch string) error {
+	lr, err := s.listStored(ctx, res, namespace, f, limit, cont, rv, rvMatch, &copyArena{})
+	if err != nil {
+		return err
+	}
+	return s.writeProtobufList(w, res, lr)
+}
+
+// writeProtobufList answers with lr's items as a protobuf list.
+func (s *Store) writeProtobufList(w http.ResponseWriter, res *registry.Resource, lr *ListResult) error {
 	prefix, list0, suffix, err := protobufListEnvelope(res, lr.ListMeta())
 	if err != nil {
 		return apierrors.NewInternalError(err)

@@ -31,7 +31,9 @@ func (h *Handlers) List(w http.ResponseWriter, r *http.Request, info endpoints.R
 	}
 	cont, rv, rvMatch := q.Get("continue"), q.Get("resourceVersion"), q.Get("resourceVersionMatch")
 	if endpoints.WantsProtobuf(r) && genericstore.ServesProtobufList(info.Res) {
-		h.listProtobuf(w, r, info, f, limit, cont, rv, rvMatch)
+		if err := h.Store.ProtobufList(r.Context(), w, info.Res, info.Namespace, f, limit, cont, rv, rvMatch); err != nil {
+			endpoints.WriteError(w, err)
+		}
 		return
 	}
 	format, err := endpoints.Negotiate(r)
@@ -78,16 +80,5 @@ func (h *Handlers) List(w http.ResponseWriter, r *http.Request, info endpoints.R
 			pl.Items = []metav1.PartialObjectMetadata{}
 		}
 		endpoints.WriteJSON(w, http.StatusOK, pl)
-	}
-}
-
-// listProtobuf answers a list in protobuf, its items the stored bytes.
-func (h *Handlers) listProtobuf(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo, f *genericstore.Filter, limit int64, cont, rv, rvMatch string) {
-	lr, err := h.Store.ListStored(r.Context(), info.Res, info.Namespace, f, limit, cont, rv, rvMatch)
-	if err == nil {
-		err = h.Store.WriteProtobufList(w, info.Res, lr)
-	}
-	if err != nil {
-		endpoints.WriteError(w, err)
 	}
 }
