@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -97,13 +96,24 @@ func BenchmarkListPods(b *testing.B) {
 			}
 		}
 	})
-	for _, sel := range []string{"", "?labelSelector=group%3Dg7", "-protobuf"} {
+	accept := map[string]string{
+		"-protobuf": runtime.ContentTypeProtobuf + ",application/json",
+		"-table":    "application/json;as=Table;v=v1;g=meta.k8s.io,application/json", // kubectl get's, whose pages are of 500
+	}
+	for _, sel := range []string{"", "?labelSelector=group%3Dg7", "-protobuf", "-table"} {
 		b.Run("handler"+sel, func(b *testing.B) {
 			defer reportCPU(b)()
-			req := httptest.NewRequest("GET", "/api/v1/namespaces/default/pods"+strings.TrimPrefix(sel, "-protobuf"), nil)
+			query := sel
+			if accept[sel] != "" {
+				query = ""
+			}
+			if sel == "-table" {
+				query = "?limit=500"
+			}
+			req := httptest.NewRequest("GET", "/api/v1/namespaces/default/pods"+query, nil)
 			req.Header.Set("Authorization", "Bearer "+testToken)
-			if sel == "-protobuf" {
-				req.Header.Set("Accept", runtime.ContentTypeProtobuf+",application/json")
+			if accept[sel] != "" {
+				req.Header.Set("Accept", accept[sel])
 			}
 			for b.Loop() {
 				w := &discardResponseWriter{h: http.Header{}}

@@ -70,7 +70,7 @@ func (h *Handlers) List(w http.ResponseWriter, r *http.Request, info endpoints.R
 	}
 	switch format {
 	case endpoints.FormatTable:
-		endpoints.WriteJSON(w, http.StatusOK, h.Codec.Table(r, info.Res, lr.Items, lm))
+		h.Codec.WriteTable(w, r, info.Res, lr.Items, lm)
 	default:
 		pl := &metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadataList"}, ListMeta: lm}
 		for _, obj := range lr.Items {
