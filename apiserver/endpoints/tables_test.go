@@ -29,7 +29,7 @@ func TestWriteTableMatchesWriteJSON(t *testing.T) {
 				CreationTimestamp: metav1.NewTime(now.Add(-time.Duration(i) * time.Hour)),
 				Labels:            map[string]string{"a": "<b>&"}, Annotations: map[string]string{"note": "ü \u2028 \"q\""},
 				ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1",
-					FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{}}}`)}}}},
+					FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{}}}`)}}},
 			Spec:   corev1.PodSpec{NodeName: "n", Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
 			Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "c", Ready: true, RestartCount: 2}}},
 		})
