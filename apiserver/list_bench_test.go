@@ -20,6 +20,7 @@ import (
 	"github.com/batchlet/batchlet/storage/bolt"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -95,11 +96,25 @@ func BenchmarkListPods(b *testing.B) {
 			}
 		}
 	})
-	for _, sel := range []string{"", "?labelSelector=group%3Dg7"} {
+	accept := map[string]string{
+		"-protobuf": runtime.ContentTypeProtobuf + ",application/json",
+		"-table":    "application/json;as=Table;v=v1;g=meta.k8s.io,application/json", // kubectl get's, whose pages are of 500
+	}
+	for _, sel := range []string{"", "?labelSelector=group%3Dg7", "-protobuf", "-table"} {
 		b.Run("handler"+sel, func(b *testing.B) {
 			defer reportCPU(b)()
-			req := httptest.NewRequest("GET", "/api/v1/namespaces/default/pods"+sel, nil)
+			query := sel
+			if accept[sel] != "" {
+				query = ""
+			}
+			if sel == "-table" {
+				query = "?limit=500"
+			}
+			req := httptest.NewRequest("GET", "/api/v1/namespaces/default/pods"+query, nil)
 			req.Header.Set("Authorization", "Bearer "+testToken)
+			if accept[sel] != "" {
+				req.Header.Set("Accept", accept[sel])
+			}
 			for b.Loop() {
 				w := &discardResponseWriter{h: http.Header{}}
 				srv.Handler().ServeHTTP(w, req)
@@ -119,6 +134,24 @@ func BenchmarkListPods(b *testing.B) {
 		b.Fatal(err)
 	}
 	rc := kube.CoreV1().RESTClient()
+	pbCfg := rest.CopyConfig(cfg)
+	pbCfg.ContentType = runtime.ContentTypeProtobuf
+	pbCfg.AcceptContentTypes = runtime.ContentTypeProtobuf + ",application/json"
+	pb, err := kubernetes.NewForConfig(pbCfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("https-stream-protobuf", func(b *testing.B) {
+		defer reportCPU(b)()
+		for b.Loop() {
+			rd, err := pb.CoreV1().RESTClient().Get().Namespace("default").Resource("pods").Stream(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, rd)
+			_ = rd.Close()
+		}
+	})
 	b.Run("https-doraw", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := rc.Get().Namespace("default").Resource("pods").DoRaw(ctx); err != nil {

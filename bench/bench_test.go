@@ -70,8 +70,8 @@ func TestTinyScenarios(t *testing.T) {
 			wantChecks(t, r, "3 runs exited 0")
 			wantMetrics(t, r, "wall median")
 		case "api":
-			wantChecks(t, r, "list returned 50 pods", "selector returned 1 pods", "informer saw all 10 writes")
-			wantMetrics(t, r, "list all p99", "list selector p99", "watch delivery p99")
+			wantChecks(t, r, "list returned 50 pods", "selector returned 1 pods", "protobuf list returned 50 pods", "informer saw all 10 writes")
+			wantMetrics(t, r, "list all p99", "list selector p99", "list all protobuf p99", "watch delivery p99")
 		}
 	}
 	var table, js bytes.Buffer

@@ -65,9 +65,10 @@ func writeListItem(w *bufio.Writer, prefix, data []byte) {
 }
 
 // cachedEntry returns the cached entry of the version rev of the object
-// stored under key, or nil when the cache does not hold that version.
-func (s *Store) cachedEntry(res *registry.Resource, key []byte, rev int64) *StoredEntry {
-	ent, _ := s.entCache.peek(viewOf(res), key, rev)
+// stored under key in view (viewOf its resource), or nil when the cache
+// does not hold that version.
+func (s *Store) cachedEntry(view string, key []byte, rev int64) *StoredEntry {
+	ent, _ := s.entCache.peek(view, key, rev)
 	return ent
 }
 

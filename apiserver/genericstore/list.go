@@ -14,7 +14,6 @@ import (
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/storage"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -71,7 +70,12 @@ func (s *Store) List(ctx context.Context, res *registry.Resource, namespace stri
 // ListStored is List without decoding what the selectors did not
 // need.
 func (s *Store) ListStored(ctx context.Context, res *registry.Resource, namespace string, f *Filter, limit int64, cont, rv, rvMatch string) (*ListResult, error) {
-	sc, err := s.scanList(ctx, res, namespace, f, limit, cont, rv, rvMatch, false)
+	return s.listStored(ctx, res, namespace, f, limit, cont, rv, rvMatch, nil)
+}
+
+// listStored is ListStored, copying into arena when it is not nil.
+func (s *Store) listStored(ctx context.Context, res *registry.Resource, namespace string, f *Filter, limit int64, cont, rv, rvMatch string, arena *copyArena) (*ListResult, error) {
+	sc, err := s.scanList(ctx, res, namespace, f, limit, cont, rv, rvMatch, false, arena)
 	if err != nil {
 		return nil, err
 	}
@@ -86,19 +90,20 @@ func (s *Store) ListStored(ctx context.Context, res *registry.Resource, namespac
 // copies out of the store only the versions the entry cache misses.
 // Each of its items has its entry.
 func (s *Store) ListEntries(ctx context.Context, res *registry.Resource, namespace string, f *Filter, limit int64, cont, rv, rvMatch string) ([]ListItem, metav1.ListMeta, error) {
-	sc, err := s.scanList(ctx, res, namespace, f, limit, cont, rv, rvMatch, true)
+	sc, err := s.scanList(ctx, res, namespace, f, limit, cont, rv, rvMatch, true, nil)
 	if err != nil {
 		return nil, metav1.ListMeta{}, err
 	}
 	return sc.items, sc.listMeta(), nil
 }
 
-func (s *Store) scanList(ctx context.Context, res *registry.Resource, namespace string, f *Filter, limit int64, cont, rv, rvMatch string, entries bool) (*listScan, error) {
+func (s *Store) scanList(ctx context.Context, res *registry.Resource, namespace string, f *Filter, limit int64, cont, rv, rvMatch string, entries bool, arena *copyArena) (*listScan, error) {
 	opts, err := s.listOptions(ctx, cont, rv, rvMatch)
 	if err != nil {
 		return nil, err
 	}
-	sc := &listScan{s: s, res: res, f: f, limit: limit, entries: entries}
+	sc := newListScan(s, res, f, limit, entries)
+	sc.arena = arena
 	if err := sc.run(ctx, KeyPrefix(res, namespace), opts, cont != ""); err != nil {
 		return nil, err
 	}
@@ -165,18 +170,10 @@ func newListWriter(res *registry.Resource, lm metav1.ListMeta) (*listWriter, err
 	if res.CustomResource {
 		return customListWriter(res, lm)
 	}
-	list := res.NewList()
-	list.GetObjectKind().SetGroupVersionKind(res.GroupVersion().WithKind(res.Kind + "List"))
-	if err := meta.SetList(list, []runtime.Object{}); err != nil {
-		return nil, err
-	}
-	la, err := meta.ListAccessor(list)
+	list, err := emptyList(res, lm)
 	if err != nil {
 		return nil, err
 	}
-	la.SetResourceVersion(lm.ResourceVersion)
-	la.SetContinue(lm.Continue)
-	la.SetRemainingItemCount(lm.RemainingItemCount)
 	env, err := json.Marshal(list)
 	if err != nil {
 		return nil, err

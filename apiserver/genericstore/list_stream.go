@@ -41,7 +41,7 @@ func (s *Store) StreamList(w http.ResponseWriter, r *http.Request, res *registry
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	sc := &listScan{s: s, res: res, f: f, entries: true}
+	sc := newListScan(s, res, f, 0, true)
 	q := &candidateQueue{ready: make(chan struct{}, 1)}
 	go sc.walkInto(ctx, q, KeyPrefix(res, namespace), opts)
 	batches, done, err := q.take()

@@ -34,6 +34,7 @@ type Store interface {
 	ListEntries(ctx context.Context, res *registry.Resource, namespace string, f *genericstore.Filter, limit int64, cont, rv, rvMatch string) ([]genericstore.ListItem, metav1.ListMeta, error)
 	StreamList(w http.ResponseWriter, r *http.Request, res *registry.Resource, namespace string, f *genericstore.Filter, rv, rvMatch string) error
 	WriteList(w http.ResponseWriter, res *registry.Resource, items []genericstore.ListItem, lm metav1.ListMeta) error
+	ProtobufList(ctx context.Context, w http.ResponseWriter, res *registry.Resource, namespace string, f *genericstore.Filter, limit int64, cont, rv, rvMatch string) error
 	DecodeItems(res *registry.Resource, lr *genericstore.ListResult) error
 	// JSON is the stored JSON of a current object (a patch's base).
 	JSON(res *registry.Resource, cur runtime.Object) ([]byte, error)

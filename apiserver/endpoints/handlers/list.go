@@ -12,8 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// List answers GET of a collection: streamed JSON, stored entries, a
-// Table or PartialObjectMetadata, as negotiated.
+// List answers GET of a collection: protobuf from the stored bytes,
+// streamed JSON, stored entries, a Table or PartialObjectMetadata, as
+// negotiated.
 func (h *Handlers) List(w http.ResponseWriter, r *http.Request, info endpoints.RequestInfo) {
 	q := r.URL.Query()
 	f, err := genericstore.ParseFilter(info.Res, q)
@@ -28,12 +29,18 @@ func (h *Handlers) List(w http.ResponseWriter, r *http.Request, info endpoints.R
 			return
 		}
 	}
+	cont, rv, rvMatch := q.Get("continue"), q.Get("resourceVersion"), q.Get("resourceVersionMatch")
+	if endpoints.WantsProtobuf(r) && genericstore.ServesProtobufList(info.Res) {
+		if err := h.Store.ProtobufList(r.Context(), w, info.Res, info.Namespace, f, limit, cont, rv, rvMatch); err != nil {
+			endpoints.WriteError(w, err)
+		}
+		return
+	}
 	format, err := endpoints.Negotiate(r)
 	if err != nil {
 		endpoints.WriteError(w, err)
 		return
 	}
-	cont, rv, rvMatch := q.Get("continue"), q.Get("resourceVersion"), q.Get("resourceVersionMatch")
 	if format == endpoints.FormatObject && limit == 0 && cont == "" {
 		if err := h.Store.StreamList(w, r, info.Res, info.Namespace, f, rv, rvMatch); err != nil {
 			endpoints.WriteError(w, err)
@@ -63,7 +70,7 @@ func (h *Handlers) List(w http.ResponseWriter, r *http.Request, info endpoints.R
 	}
 	switch format {
 	case endpoints.FormatTable:
-		endpoints.WriteJSON(w, http.StatusOK, h.Codec.Table(r, info.Res, lr.Items, lm))
+		h.Codec.WriteTable(w, r, info.Res, lr.Items, lm)
 	default:
 		pl := &metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadataList"}, ListMeta: lm}
 		for _, obj := range lr.Items {
