@@ -32,6 +32,7 @@ import (
 	"github.com/batchlet/batchlet/agent"
 	"github.com/batchlet/batchlet/apiserver"
 	"github.com/batchlet/batchlet/apiserver/endpoints"
+	"github.com/batchlet/batchlet/apiserver/inprocclient"
 	"github.com/batchlet/batchlet/apiserver/openapi"
 	"github.com/batchlet/batchlet/apiserver/satoken"
 	"github.com/batchlet/batchlet/controller/rootca"
@@ -196,6 +197,21 @@ type localWithCA struct {
 
 func (l localWithCA) RootCA() []byte { return l.ca }
 
+// inProcessCalls is the typed write path of the API server src is, when
+// it is one in this process (whose in-process config the clients use):
+// the typed clients' hot calls then skip encoding and HTTP plumbing.
+func inProcessCalls(src LocalSource) inprocclient.Server {
+	if l, ok := src.(localWithCA); ok {
+		src = l.LocalSource
+	}
+	if s, ok := src.(interface {
+		InProcessCalls() *apiserver.InProcessCalls
+	}); ok {
+		return s.InProcessCalls()
+	}
+	return nil
+}
+
 // clients are the in-process clients every component shares.
 type clients struct {
 	kube      kubernetes.Interface
@@ -213,9 +229,13 @@ type clients struct {
 // newClients builds the clients over cfg; with src, the pod, Job, node and
 // metadata informers read the API server's store in this process.
 func newClients(cfg *rest.Config, src LocalSource) (*clients, error) {
-	kube, err := kubernetes.NewForConfig(cfg)
+	httpKube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
+	}
+	var kube kubernetes.Interface = httpKube
+	if calls := inProcessCalls(src); calls != nil {
+		kube = inprocclient.New(httpKube, calls)
 	}
 	jobsets, err := jobsetclient.NewForConfig(jsonConfig(cfg))
 	if err != nil {
