@@ -152,6 +152,36 @@ func (c *InProcessCalls) Create(ctx context.Context, gvr schema.GroupVersionReso
 	})
 }
 
+// CreateJSON answers POST of a JSON body into namespace, as
+// handlers.Create does (strict decoding, a custom resource's pruning and
+// defaulting): for writers that hold their object as JSON (a custom
+// resource's typed writer). The answer is not returned: such writers
+// ignore it, and decoding it is what they save.
+func (c *InProcessCalls) CreateJSON(ctx context.Context, gvr schema.GroupVersionResource, namespace string, data []byte, opts metav1.CreateOptions) error {
+	info := requestInfo(gvr, namespace, "", "", "create")
+	_, err := c.call(ctx, info, opts.FieldManager, http.StatusCreated, func(ctx context.Context, info endpoints.RequestInfo) (runtime.Object, error) {
+		if info.Res.CreateOnly {
+			return nil, endpoints.ErrMethodNotSupported(info.Resource, "in-process create")
+		}
+		if int64(len(data)) > c.s.cfg.MaxRequestBodyBytes {
+			return nil, endpoints.ErrTooLarge(c.s.cfg.MaxRequestBodyBytes)
+		}
+		obj := info.Res.New()
+		req := &http.Request{URL: &url.URL{RawQuery: fieldValidationQuery(opts.FieldValidation)}, Header: http.Header{}}
+		if err := c.s.codec.DecodeJSON(discardHeaders{}, req, data, info.Res.GVK(), obj); err != nil {
+			return nil, err
+		}
+		if err := strategy.NamespaceOnCreate(info.Res, genericstore.Accessor(obj), namespace); err != nil {
+			return nil, err
+		}
+		if _, err := c.s.rest.Writer.Create(ctx, info.Res, obj, isDryRunOpt(opts.DryRun)); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	})
+	return err
+}
+
 // Update answers PUT of obj (subresource "" or "status"), as
 // handlers.Update does.
 func (c *InProcessCalls) Update(ctx context.Context, gvr schema.GroupVersionResource, namespace string, obj runtime.Object, opts metav1.UpdateOptions, subresource string) (runtime.Object, error) {
@@ -269,11 +299,15 @@ func isDryRunOpt(values []string) bool {
 // patchRequest carries a patch's fieldValidation to the decoder, which
 // reads it from the request's query.
 func patchRequest(opts metav1.PatchOptions) *http.Request {
-	q := url.Values{}
-	if opts.FieldValidation != "" {
-		q.Set("fieldValidation", opts.FieldValidation)
+	return &http.Request{URL: &url.URL{RawQuery: fieldValidationQuery(opts.FieldValidation)}, Header: http.Header{}}
+}
+
+// fieldValidationQuery is the query a client sends for fieldValidation.
+func fieldValidationQuery(v string) string {
+	if v == "" {
+		return ""
 	}
-	return &http.Request{URL: &url.URL{RawQuery: q.Encode()}, Header: http.Header{}}
+	return url.Values{"fieldValidation": {v}}.Encode()
 }
 
 // discardHeaders takes the warnings a decode adds: typed in-process

@@ -2,6 +2,8 @@ package apiserver
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/batchlet/batchlet/apiserver/inprocclient"
+	"github.com/batchlet/batchlet/results"
 	"github.com/batchlet/batchlet/storage/memory"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -20,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/dump"
@@ -385,3 +389,74 @@ func maskLabels(labels map[string]string, uid types.UID) {
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// The in-process results writer creates what the HTTP one does, and
+// fails the same way.
+func TestInProcessResultsMatchHTTP(t *testing.T) {
+	ctx := context.Background()
+	viaHTTP, inProc := newEquivEnv(t, false), newEquivEnv(t, false)
+	httpWriter, err := results.NewWriter(viaHTTP.srv.InProcessConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := inProc.srv.InProcessCalls()
+	inProcWriter := results.NewPostWriter(func(ctx context.Context, namespace string, body []byte) error {
+		return calls.CreateJSON(ctx, results.GVR, namespace, body, metav1.CreateOptions{})
+	})
+	result := func(name string) *results.ContainerResult {
+		p := equivPod("p1")
+		p.UID = "pod-uid"
+		at := results.Attempt{Container: "main", State: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error",
+			StartedAt: nanoTime(), FinishedAt: nanoTime()}}
+		r := results.New(p, at, "last line\n", false)
+		r.Name = name
+		return r
+	}
+	for _, tc := range []struct {
+		name, result string
+		fails        bool
+	}{
+		{"create", "p1-main-0", false},
+		{"create again", "p1-main-0", false},
+		{"create invalid", "Bad_Name", true},
+		{"create in a missing namespace", "nowhere/r", true},
+	} {
+		want, got := result(tc.result), result(tc.result)
+		if ns, name, ok := strings.Cut(tc.result, "/"); ok {
+			want.Namespace, want.Name, got.Namespace, got.Name = ns, name, ns, name
+		}
+		wantErr, gotErr := httpWriter.Create(ctx, want), inProcWriter.Create(ctx, got)
+		if (wantErr != nil) != tc.fails {
+			t.Fatalf("%s: over HTTP: %v", tc.name, wantErr)
+		}
+		if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
+			t.Errorf("%s: error %v, want %v", tc.name, gotErr, wantErr)
+		}
+		var wantSE, gotSE *apierrors.StatusError
+		if errors.As(wantErr, &wantSE) != errors.As(gotErr, &gotSE) || (wantSE != nil && !reflect.DeepEqual(wantSE.ErrStatus, gotSE.ErrStatus)) {
+			t.Errorf("%s: status error %#v, want %#v", tc.name, gotSE, wantSE)
+		}
+		wantStored := storedResult(ctx, t, viaHTTP, want)
+		if (wantStored == nil) != tc.fails {
+			t.Fatalf("%s: stored over HTTP: %v", tc.name, wantStored)
+		}
+		compareEquiv(t, tc.name+": stored", viaHTTP, inProc, wantStored, storedResult(ctx, t, inProc, got))
+	}
+}
+
+// storedResult reads r as stored (nil if absent).
+func storedResult(ctx context.Context, t *testing.T, e *equivEnv, r *results.ContainerResult) runtime.Object {
+	t.Helper()
+	client, err := dynamic.NewForConfig(e.srv.InProcessConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := client.Resource(results.GVR).Namespace(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("read result %s: %v", r.Name, err)
+	}
+	return u
+}

@@ -337,10 +337,17 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 }
 
 // resultsConfig is the embedded agent's: a typed JSON writer (results are
-// a CRD, without protobuf) unless results are off.
+// a CRD, without protobuf) handing its bodies to the API server in this
+// process, unless results are off.
 func (cp *ControlPlane) resultsConfig(cfg *rest.Config) (agent.ResultsConfig, error) {
 	if cp.opts.NoResults {
 		return agent.ResultsConfig{}, nil
+	}
+	if calls, ok := inProcessCalls(cp.local).(*apiserver.InProcessCalls); ok {
+		w := results.NewPostWriter(func(ctx context.Context, namespace string, body []byte) error {
+			return calls.CreateJSON(ctx, results.GVR, namespace, body, metav1.CreateOptions{})
+		})
+		return agent.ResultsConfig{Writer: w, LogTailBytes: cp.opts.ResultsLogTail}, nil
 	}
 	w, err := results.NewWriter(cfg)
 	if err != nil {
