@@ -26,10 +26,18 @@ func wireCopy(obj runtime.Object) runtime.Object {
 var (
 	timeType      = reflect.TypeFor[metav1.Time]()
 	microTimeType = reflect.TypeFor[metav1.MicroTime]()
-	// wireTypes caches, per type, whether values of it can hold a time or
-	// an empty list or map (only those are walked).
-	wireTypes sync.Map // reflect.Type -> bool
+	// wireTypes caches, per type, what of its values can hold a time or an
+	// empty list or map (only that is walked).
+	wireTypes sync.Map // reflect.Type -> *wireType
 )
+
+// wireType is what of a type's values wireNormalize walks.
+type wireType struct {
+	// walk: values can need normalizing.
+	walk bool
+	// fields are a struct's exported fields to walk.
+	fields []int
+}
 
 // wireNormalize normalizes the addressable v in place.
 func wireNormalize(v reflect.Value) {
@@ -50,10 +58,8 @@ func wireNormalize(v reflect.Value) {
 			}
 			return
 		}
-		for i := range t.NumField() {
-			if f := t.Field(i); f.IsExported() && walksWire(f.Type) {
-				wireNormalize(v.Field(i))
-			}
+		for _, i := range wireTypeOf(t).fields {
+			wireNormalize(v.Field(i))
 		}
 	case reflect.Pointer:
 		if !v.IsNil() {
@@ -69,7 +75,7 @@ func wireNormalize(v reflect.Value) {
 			}
 			return
 		}
-		if walksWire(t.Elem()) {
+		if wireTypeOf(t.Elem()).walk {
 			for i := range v.Len() {
 				wireNormalize(v.Index(i))
 			}
@@ -81,7 +87,7 @@ func wireNormalize(v reflect.Value) {
 			}
 			return
 		}
-		if walksWire(t.Elem()) {
+		if wireTypeOf(t.Elem()).walk {
 			it := v.MapRange()
 			for it.Next() {
 				e := reflect.New(t.Elem()).Elem()
@@ -93,34 +99,47 @@ func wireNormalize(v reflect.Value) {
 	}
 }
 
-// walksWire reports whether values of t can need normalizing.
-func walksWire(t reflect.Type) bool {
-	if b, ok := wireTypes.Load(t); ok {
-		return b.(bool)
+// wireTypeOf is what of t's values can need normalizing.
+func wireTypeOf(t reflect.Type) *wireType {
+	if w, ok := wireTypes.Load(t); ok {
+		return w.(*wireType)
 	}
-	wireTypes.Store(t, true) // a recursive type refers to itself: walk it
-	b := computeWalksWire(t)
-	wireTypes.Store(t, b)
-	return b
+	return computeWireType(t, map[reflect.Type]bool{})
 }
 
-func computeWalksWire(t reflect.Type) bool {
+// computeWireType finds and caches t's wireType. A type met again while it
+// is being computed (a recursive type) is walked; only complete entries
+// are cached, so concurrent walks never see a partial one.
+func computeWireType(t reflect.Type, computing map[reflect.Type]bool) *wireType {
+	if w, ok := wireTypes.Load(t); ok {
+		return w.(*wireType)
+	}
+	if computing[t] {
+		return &wireType{walk: true}
+	}
+	computing[t] = true
+	walks := func(t reflect.Type) bool { return computeWireType(t, computing).walk }
+	w := &wireType{}
 	switch t.Kind() {
 	case reflect.Slice:
-		return t.Elem().Kind() != reflect.Uint8
+		w.walk = t.Elem().Kind() != reflect.Uint8
 	case reflect.Map:
-		return true
+		w.walk = true
 	case reflect.Pointer:
-		return walksWire(t.Elem())
+		w.walk = walks(t.Elem())
 	case reflect.Struct:
 		if t == timeType || t == microTimeType {
-			return true
+			w.walk = true
+			break
 		}
 		for i := range t.NumField() {
-			if f := t.Field(i); f.IsExported() && walksWire(f.Type) {
-				return true
+			if f := t.Field(i); f.IsExported() && walks(f.Type) {
+				w.fields = append(w.fields, i)
 			}
 		}
+		w.walk = len(w.fields) > 0
 	}
-	return false
+	delete(computing, t)
+	wireTypes.Store(t, w)
+	return w
 }
