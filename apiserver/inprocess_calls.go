@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 
@@ -66,7 +67,15 @@ func (c *InProcessCalls) call(ctx context.Context, info endpoints.RequestInfo, f
 		out = wireCopy(out)
 		out.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 	}
-	s.metrics.observe(info.Verb, info.Group, info.Version, info.Resource, info.Subresource, code, s.clock.Since(start))
+	if info.Res != nil && info.Res.GVR == crdGVR && isWriteVerb(info.Verb) && code < 300 {
+		s.crds.Sync(ctx) // as serveHTTP: names, conditions and serving follow at once
+	}
+	took := s.clock.Since(start)
+	s.metrics.observe(info.Verb, info.Group, info.Version, info.Resource, info.Subresource, code, took)
+	if s.log.Enabled(ctx, slog.LevelDebug) {
+		s.log.Debug("request", "verb", info.Verb, "resource", info.Resource, "subresource", info.Subresource,
+			"namespace", info.Namespace, "name", info.Name, "code", code, "duration", took, "inProcess", true)
+	}
 	return out, err
 }
 

@@ -283,6 +283,36 @@ func TestInProcessClientMatchesHTTP(t *testing.T) {
 			compareEquiv(t, op.name+": stored", viaHTTP, inProc, stored(ctx, t, viaHTTP, op.stored), stored(ctx, t, inProc, op.stored))
 		}
 	}
+	want, got := requestCounts(t, viaHTTP.srv), requestCounts(t, inProc.srv)
+	if len(want) == 0 {
+		t.Fatal("the HTTP server counted no requests")
+	}
+	if !reflect.DeepEqual(want, got) {
+		t.Errorf("apiserver_request_total differs:\nhttp:       %v\nin-process: %v", want, got)
+	}
+}
+
+// requestCounts is the server's apiserver_request_total by labels.
+func requestCounts(t *testing.T, s *Server) map[string]float64 {
+	t.Helper()
+	families, err := s.cfg.Gatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "apiserver_request_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, l.GetName()+"="+l.GetValue())
+			}
+			counts[strings.Join(labels, ",")] = m.GetCounter().GetValue()
+		}
+	}
+	return counts
 }
 
 // errObj is an error as comparable data.
