@@ -41,6 +41,13 @@ func (s *Server) InProcessCalls() *InProcessCalls { return &InProcessCalls{s: s}
 // would have decoded it.
 func (c *InProcessCalls) call(ctx context.Context, info endpoints.RequestInfo, fieldManager string, okCode int,
 	fn func(ctx context.Context, info endpoints.RequestInfo) (runtime.Object, error)) (runtime.Object, error) {
+	return c.callCode(ctx, info, fieldManager, &okCode, fn)
+}
+
+// callCode is call for a request whose success code fn decides: fn sets
+// *okCode.
+func (c *InProcessCalls) callCode(ctx context.Context, info endpoints.RequestInfo, fieldManager string, okCode *int,
+	fn func(ctx context.Context, info endpoints.RequestInfo) (runtime.Object, error)) (runtime.Object, error) {
 	s := c.s
 	ctx = endpoints.WithUser(ctx, authn.LoopbackUser())
 	info.Res = s.resource(info.Group, info.Version, info.Resource)
@@ -59,7 +66,7 @@ func (c *InProcessCalls) call(ctx context.Context, info endpoints.RequestInfo, f
 		}
 		out, err = fn(ctx, info)
 	}
-	code := okCode
+	code := *okCode
 	if err != nil {
 		st := clientStatus(err)
 		code, out, err = int(st.Code), nil, &apierrors.StatusError{ErrStatus: *st}
@@ -262,7 +269,8 @@ func (c *InProcessCalls) Patch(ctx context.Context, gvr schema.GroupVersionResou
 // in the body.
 func (c *InProcessCalls) Delete(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, opts metav1.DeleteOptions) error {
 	info := requestInfo(gvr, namespace, name, "", "delete")
-	_, err := c.call(ctx, info, "", http.StatusOK, func(ctx context.Context, info endpoints.RequestInfo) (runtime.Object, error) {
+	code := http.StatusOK
+	_, err := c.callCode(ctx, info, "", &code, func(ctx context.Context, info endpoints.RequestInfo) (runtime.Object, error) {
 		o := opts.DeepCopy()
 		if p := o.PropagationPolicy; p != nil {
 			switch *p {
@@ -271,7 +279,11 @@ func (c *InProcessCalls) Delete(ctx context.Context, gvr schema.GroupVersionReso
 				return nil, apierrors.NewBadRequest(fmt.Sprintf("DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Unsupported value: %q: supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\"", *p))
 			}
 		}
-		_, _, err := c.s.rest.Writer.Delete(ctx, info.Res, namespace, name, o)
+		_, deleted, err := c.s.rest.Writer.Delete(ctx, info.Res, namespace, name, o)
+		//lint:ignore SA1019 kube-apiserver still honours the deprecated orphanDependents; so does the handler's answer code
+		if !deleted && o.OrphanDependents != nil && !*o.OrphanDependents {
+			code = http.StatusAccepted // as handlers.writeDeleteResult
+		}
 		return nil, err
 	})
 	return err

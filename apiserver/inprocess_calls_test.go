@@ -198,6 +198,15 @@ var equivOps = []struct {
 	{"delete missing pod", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
 		return nil, e.client.CoreV1().Pods("default").Delete(ctx, "p2", metav1.DeleteOptions{})
 	}, ""},
+	{"create pod with a finalizer", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
+		p := equivPod("p4")
+		p.Finalizers = []string{"example.com/keep"}
+		return e.client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{})
+	}, "pods/p4"},
+	{"delete pod with a finalizer, not orphaning (202)", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
+		//lint:ignore SA1019 the handler still answers the deprecated orphanDependents with 202
+		return nil, e.client.CoreV1().Pods("default").Delete(ctx, "p4", metav1.DeleteOptions{OrphanDependents: ptrTo(false)})
+	}, "pods/p4"},
 	{"create job", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
 		return e.client.BatchV1().Jobs("default").Create(ctx, testJob("j1"), metav1.CreateOptions{})
 	}, "jobs/j1"},
