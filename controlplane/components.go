@@ -32,6 +32,7 @@ import (
 	"github.com/batchlet/batchlet/agent"
 	"github.com/batchlet/batchlet/apiserver"
 	"github.com/batchlet/batchlet/apiserver/endpoints"
+	"github.com/batchlet/batchlet/apiserver/inprocclient"
 	"github.com/batchlet/batchlet/apiserver/openapi"
 	"github.com/batchlet/batchlet/apiserver/satoken"
 	"github.com/batchlet/batchlet/controller/rootca"
@@ -196,6 +197,21 @@ type localWithCA struct {
 
 func (l localWithCA) RootCA() []byte { return l.ca }
 
+// inProcessCalls is the typed write path of the API server src is, when
+// it is one in this process (whose in-process config the clients use):
+// the typed clients' hot calls then skip encoding and HTTP plumbing.
+func inProcessCalls(src LocalSource) inprocclient.Server {
+	if l, ok := src.(localWithCA); ok {
+		src = l.LocalSource
+	}
+	if s, ok := src.(interface {
+		InProcessCalls() *apiserver.InProcessCalls
+	}); ok {
+		return s.InProcessCalls()
+	}
+	return nil
+}
+
 // clients are the in-process clients every component shares.
 type clients struct {
 	kube      kubernetes.Interface
@@ -213,9 +229,13 @@ type clients struct {
 // newClients builds the clients over cfg; with src, the pod, Job, node and
 // metadata informers read the API server's store in this process.
 func newClients(cfg *rest.Config, src LocalSource) (*clients, error) {
-	kube, err := kubernetes.NewForConfig(cfg)
+	httpKube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
+	}
+	var kube kubernetes.Interface = httpKube
+	if calls := inProcessCalls(src); calls != nil {
+		kube = inprocclient.New(httpKube, calls)
 	}
 	jobsets, err := jobsetclient.NewForConfig(jsonConfig(cfg))
 	if err != nil {
@@ -317,10 +337,17 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 }
 
 // resultsConfig is the embedded agent's: a typed JSON writer (results are
-// a CRD, without protobuf) unless results are off.
+// a CRD, without protobuf) handing its bodies to the API server in this
+// process, unless results are off.
 func (cp *ControlPlane) resultsConfig(cfg *rest.Config) (agent.ResultsConfig, error) {
 	if cp.opts.NoResults {
 		return agent.ResultsConfig{}, nil
+	}
+	if calls, ok := inProcessCalls(cp.local).(*apiserver.InProcessCalls); ok {
+		w := results.NewPostWriter(func(ctx context.Context, namespace string, body []byte) error {
+			return calls.CreateJSON(ctx, results.GVR, namespace, body, metav1.CreateOptions{})
+		})
+		return agent.ResultsConfig{Writer: w, LogTailBytes: cp.opts.ResultsLogTail}, nil
 	}
 	w, err := results.NewWriter(cfg)
 	if err != nil {

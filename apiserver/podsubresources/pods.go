@@ -57,20 +57,24 @@ func (h *Handlers) Binding(w http.ResponseWriter, r *http.Request, info endpoint
 		endpoints.WriteError(w, err)
 		return
 	}
-	if b.Target.Name == "" {
-		endpoints.WriteError(w, apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, info.Name,
-			field.ErrorList{field.Required(field.NewPath("target", "name"), "")}))
-		return
-	}
-	dryRun := query.DryRun(r.URL.Query())
-	_, err := h.Objects.Update(r.Context(), info.Res, info.Namespace, info.Name, strategy.Raw, dryRun, func(cur runtime.Object) (runtime.Object, error) {
-		return h.bound(cur.(*corev1.Pod), b, info.Res.GroupResource())
-	})
-	if err != nil {
+	if err := h.Bind(r.Context(), info, b, query.DryRun(r.URL.Query())); err != nil {
 		endpoints.WriteError(w, err)
 		return
 	}
 	endpoints.WriteJSON(w, http.StatusCreated, endpoints.SuccessStatus(http.StatusCreated, nil))
+}
+
+// Bind assigns the pod info names to b's target: the typed part of
+// Binding, which in-process clients call directly.
+func (h *Handlers) Bind(ctx context.Context, info endpoints.RequestInfo, b *corev1.Binding, dryRun bool) error {
+	if b.Target.Name == "" {
+		return apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, info.Name,
+			field.ErrorList{field.Required(field.NewPath("target", "name"), "")})
+	}
+	_, err := h.Objects.Update(ctx, info.Res, info.Namespace, info.Name, strategy.Raw, dryRun, func(cur runtime.Object) (runtime.Object, error) {
+		return h.bound(cur.(*corev1.Pod), b, info.Res.GroupResource())
+	})
+	return err
 }
 
 // bound is the pod cur assigned to b's target, or why it cannot be: a

@@ -1,0 +1,66 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/batchlet/batchlet/apiserver/inprocclient"
+	"github.com/batchlet/batchlet/storage/memory"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+)
+
+// BenchmarkInProcessCalls compares the agent's and the Job controller's
+// hottest calls over the in-process HTTP transport (protobuf) and through
+// the in-process client: go test ./apiserver -run XXX -bench InProcessCalls.
+func BenchmarkInProcessCalls(b *testing.B) {
+	for _, client := range []string{"http", "inprocess"} {
+		b.Run("status patch/"+client, func(b *testing.B) {
+			pods := benchClientOf(b, client).CoreV1().Pods("default")
+			ctx := context.Background()
+			if _, err := pods.Create(ctx, testPod("p", "n1"), metav1.CreateOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				patch := fmt.Sprintf(`{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True","lastTransitionTime":null,"message":"m%d"}]}}`, i)
+				if _, err := pods.Patch(ctx, "p", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("pod create/"+client, func(b *testing.B) {
+			pods := benchClientOf(b, client).CoreV1().Pods("default")
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				if _, err := pods.Create(ctx, testPod(fmt.Sprintf("p%d", i), ""), metav1.CreateOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// benchClientOf is a client of a fresh server: "http" over the in-process
+// transport, "inprocess" the in-process client.
+func benchClientOf(b *testing.B, kind string) kubernetes.Interface {
+	b.Helper()
+	srv, err := New(Config{Storage: memory.New(100000)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	client, err := kubernetes.NewForConfig(srv.InProcessConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if kind == "inprocess" {
+		return inprocclient.New(client, srv.InProcessCalls())
+	}
+	return client
+}
