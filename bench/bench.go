@@ -51,6 +51,9 @@ type Config struct {
 	// TerminatedPodGCThreshold is the control plane's pod GC threshold
 	// (controlplane.Options; 0: upstream's 12,500).
 	TerminatedPodGCThreshold int
+	// TerminatedPodGCPolicy is the control plane's pod GC policy
+	// (controlplane.Options; empty: threshold, upstream's).
+	TerminatedPodGCPolicy string
 	// GrowthCompletions are the single-Job sizes of the growth scenario
 	// and GrowthJobs its numbers of concurrent 10-pod Jobs (both empty:
 	// 10,000 and 100,000 completions; 1, 100 and 10,000 Jobs).
