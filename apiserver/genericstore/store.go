@@ -35,7 +35,7 @@ func (s *Store) GetShared(ctx context.Context, res *registry.Resource, namespace
 	if err != nil {
 		return nil, kv, s.storageError(err, res, name)
 	}
-	obj, err := s.decCache.get(cacheKey(res, kv.Key), kv.ModRevision, func() (runtime.Object, error) { return decodeKV(res, kv) })
+	obj, err := s.decCache.getSized(cacheKey(res, kv.Key), kv.ModRevision, len(kv.Value), func() (runtime.Object, error) { return decodeKV(res, kv) })
 	if err != nil {
 		return nil, kv, apierrors.NewInternalError(err)
 	}

@@ -149,5 +149,5 @@ func transition(t storage.EventType, matches, prevMatches bool) watch.EventType 
 
 // DecodedShared returns the (shared, read-only) object of a stored version.
 func (s *Store) DecodedShared(res *registry.Resource, kv storage.KeyValue) (runtime.Object, error) {
-	return s.decCache.get(cacheKey(res, kv.Key), kv.ModRevision, func() (runtime.Object, error) { return decodeKV(res, kv) })
+	return s.decCache.getSized(cacheKey(res, kv.Key), kv.ModRevision, len(kv.Value), func() (runtime.Object, error) { return decodeKV(res, kv) })
 }
