@@ -114,6 +114,7 @@ func TestCountedPolicyPass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer c.counted.queue.ShutDown() // Run, not called here, would
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	factory.Start(ctx.Done())
