@@ -114,7 +114,7 @@ func TestCountedPolicyPass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.counted.queue.ShutDown() // Run, not called here, would
+	defer c.counted.queue.ShutDown() // as Run does when its context ends
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	factory.Start(ctx.Done())
