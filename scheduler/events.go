@@ -17,9 +17,11 @@ const (
 	// eventsPerBroadcaster: events one broadcaster records before the
 	// next one takes over.
 	eventsPerBroadcaster = 4096
-	// retiredGrace: how long a replaced broadcaster may finish sending
-	// what it was given before its goroutines stop.
-	retiredGrace = time.Minute
+	// retiredGrace: how long a replaced broadcaster keeps taking the
+	// events it was given before it shuts down and its goroutines stop:
+	// client-go's recorder hands each event to its broadcaster from a
+	// goroutine of its own, so one shut down at once would lose the last.
+	retiredGrace = 10 * time.Second
 )
 
 // rotatingRecorder records events.k8s.io/v1 events, as kube-scheduler does,
@@ -28,8 +30,9 @@ const (
 // six minutes, to fold isomorphic repeats into a series; a "Scheduled"
 // event per pod is never repeated, so at thousands of pods/s that cache is
 // the scheduler's largest memory and it follows the history, not the live
-// pods. Replacing the broadcaster bounds it; a repeat that straddles a
-// replacement starts a new Event instead of counting in the old one's
+// pods. Replacing the broadcaster bounds it (to its events and those given
+// to the replaced ones in the last retiredGrace); a repeat that straddles
+// a replacement starts a new Event instead of counting in the old one's
 // series.
 type rotatingRecorder struct {
 	client kubernetes.Interface
@@ -45,6 +48,7 @@ type rotatingRecorder struct {
 type recorderGen struct {
 	b        events.EventBroadcaster
 	rec      events.EventRecorder
+	ctx      context.Context // ends when the broadcaster has stopped
 	cancel   context.CancelFunc
 	recorded int
 }
@@ -73,7 +77,7 @@ func (r *rotatingRecorder) newGen() (*recorderGen, error) {
 		cancel()
 		return nil, err
 	}
-	return &recorderGen{b: b, rec: b.NewRecorder(scheme.Scheme, Name), cancel: cancel}, nil
+	return &recorderGen{b: b, rec: b.NewRecorder(scheme.Scheme, Name), ctx: ctx, cancel: cancel}, nil
 }
 
 // shutdown stops the current broadcaster (Run's end).
@@ -88,9 +92,8 @@ func (r *rotatingRecorder) shutdown() {
 }
 
 // Eventf implements events.EventRecorder: it records through the current
-// broadcaster, first replacing one that has recorded its share. It holds
-// the lock while recording so that no event goes to a retired broadcaster.
-// Before start and after shutdown the event is dropped, as an unstarted
+// broadcaster, first replacing one that has recorded its share. Before
+// start and after shutdown the event is dropped, as an unstarted
 // broadcaster would.
 func (r *rotatingRecorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...interface{}) {
 	r.mu.Lock()
@@ -109,10 +112,9 @@ func (r *rotatingRecorder) Eventf(regarding, related runtime.Object, eventtype, 
 	g.rec.Eventf(regarding, related, eventtype, reason, action, note, args...)
 }
 
-// retire stops g taking events; its queued ones are still sent, and after
-// retiredGrace its goroutines (and so its cache) go.
+// retire shuts g down after retiredGrace (its queued events are still
+// sent); then its goroutines, and so its cache, go.
 func (r *rotatingRecorder) retire(g *recorderGen) {
-	g.b.Shutdown()
 	t := r.clock.NewTimer(retiredGrace)
 	go func() {
 		defer t.Stop()
@@ -120,6 +122,7 @@ func (r *rotatingRecorder) retire(g *recorderGen) {
 		case <-t.C():
 		case <-r.ctx.Done():
 		}
+		g.b.Shutdown()
 		g.cancel()
 	}()
 }

@@ -36,10 +36,23 @@ func TestRotatingRecorderRecordsAcrossBroadcasters(t *testing.T) {
 	}
 	err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		l, err := client.EventsV1().Events("ns").List(ctx, metav1.ListOptions{})
+		if err == nil && len(l.Items) != n && ctx.Err() == nil {
+			t.Logf("%d events", len(l.Items))
+		}
 		return err == nil && len(l.Items) == n, err
 	})
 	if err != nil {
 		t.Fatalf("events recorded: %v", err)
+	}
+	// The replaced broadcasters stop once the grace has passed.
+	if first.ctx.Err() != nil {
+		t.Error("first broadcaster stopped before its grace passed")
+	}
+	clk.Step(retiredGrace)
+	select {
+	case <-first.ctx.Done():
+	case <-time.After(30 * time.Second):
+		t.Error("first broadcaster still running after its grace")
 	}
 	l, _ := client.EventsV1().Events("ns").List(ctx, metav1.ListOptions{})
 	for _, e := range l.Items {
