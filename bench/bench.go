@@ -54,6 +54,9 @@ type Config struct {
 	// ShimSupervisor runs the process scenario's containers under the
 	// process runtime's shim supervisor (controlplane.Options).
 	ShimSupervisor bool
+	// TerminatedPodGCPolicy is the control plane's pod GC policy
+	// (controlplane.Options; empty: threshold, upstream's).
+	TerminatedPodGCPolicy string
 	// GrowthCompletions are the single-Job sizes of the growth scenario
 	// and GrowthJobs its numbers of concurrent 10-pod Jobs (both empty:
 	// 10,000 and 100,000 completions; 1, 100 and 10,000 Jobs).

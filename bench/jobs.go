@@ -167,7 +167,8 @@ func (r *runner) startServer(ctx context.Context, name, runtime string) (*contro
 		return nil, nil, "", nil, err
 	}
 	cp, err := controlplane.Start(ctx, controlplane.Options{DataDir: dir, Port: 0, Runtime: runtime, Logger: r.cfg.Logger,
-		TerminatedPodGCThreshold: r.cfg.TerminatedPodGCThreshold, ShimSupervisor: r.cfg.ShimSupervisor})
+		TerminatedPodGCThreshold: r.cfg.TerminatedPodGCThreshold, TerminatedPodGCPolicy: r.cfg.TerminatedPodGCPolicy,
+		ShimSupervisor: r.cfg.ShimSupervisor})
 	if err != nil {
 		cleanup()
 		return nil, nil, "", nil, fmt.Errorf("start control plane: %w", err)

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	jobcontroller "github.com/batchlet/batchlet/controller/job"
+	"github.com/batchlet/batchlet/controller/podgc"
 	"github.com/batchlet/batchlet/controlplane"
 	"github.com/batchlet/batchlet/install"
 )
@@ -70,6 +71,9 @@ batchlet.dev/job-controller, which kube-controller-manager leaves alone:
 			}
 			ctlOpts.JobMode = mode
 			ctlOpts.TerminatedPodGCThreshold = podGCThreshold(ctlOpts.TerminatedPodGCThreshold)
+			if err := podgc.ValidPolicy(ctlOpts.TerminatedPodGCPolicy); err != nil {
+				return err
+			}
 			if err := validateJobBackoffFlags(ctlOpts.JobPodFailureBackOff, ctlOpts.JobMaxPodFailureBackOff); err != nil {
 				return err
 			}
@@ -105,6 +109,7 @@ batchlet.dev/job-controller, which kube-controller-manager leaves alone:
 	fl.StringVar(&jobMode, "job-controller-mode", string(jobcontroller.ModeReplace), jobModeUsage)
 	addJobBackoffFlags(fl, &ctlOpts.JobPodFailureBackOff, &ctlOpts.JobMaxPodFailureBackOff)
 	addPodGCFlag(fl, &ctlOpts.TerminatedPodGCThreshold)
+	addPodGCPolicyFlag(fl, &ctlOpts.TerminatedPodGCPolicy, podgc.PolicyThreshold)
 	return cmd
 }
 

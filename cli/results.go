@@ -73,6 +73,12 @@ func addPodGCFlag(fl *pflag.FlagSet, threshold *int) {
 		"terminated pods kept before the pod garbage collector deletes the oldest (<= 0: no limit); a smaller value bounds the memory of many short pods")
 }
 
+// addPodGCPolicyFlag adds --terminated-pod-gc-policy.
+func addPodGCPolicyFlag(fl *pflag.FlagSet, policy *string, def string) {
+	fl.StringVar(policy, "terminated-pod-gc-policy", def,
+		"which terminated pods the pod garbage collector deletes: threshold (upstream's: the oldest beyond --terminated-pod-gc-threshold) or counted (also each pod its Job has counted and no longer reads, as soon as it is counted, keeping each Job's newest: memory then follows the live pods; see docs/scaling.md)")
+}
+
 // podGCThreshold maps the flag to the option, where 0 means the default.
 func podGCThreshold(flag int) int {
 	if flag <= 0 {

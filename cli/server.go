@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/batchlet/batchlet/controller/podgc"
 	"github.com/batchlet/batchlet/controlplane"
 	"github.com/batchlet/batchlet/results"
 )
@@ -41,6 +42,9 @@ running too, unless --on-shutdown=drain.`,
 				return fmt.Errorf("--on-shutdown=%s: want keep or drain", opts.OnShutdown)
 			}
 			opts.TerminatedPodGCThreshold = podGCThreshold(opts.TerminatedPodGCThreshold)
+			if err := podgc.ValidPolicy(opts.TerminatedPodGCPolicy); err != nil {
+				return err
+			}
 			if err := validateJobBackoffFlags(opts.JobPodFailureBackOff, opts.JobMaxPodFailureBackOff); err != nil {
 				return err
 			}
@@ -84,6 +88,7 @@ running too, unless --on-shutdown=drain.`,
 	addRetentionFlags(fl, &opts.ResultRetention)
 	addJobBackoffFlags(fl, &opts.JobPodFailureBackOff, &opts.JobMaxPodFailureBackOff)
 	addPodGCFlag(fl, &opts.TerminatedPodGCThreshold)
+	addPodGCPolicyFlag(fl, &opts.TerminatedPodGCPolicy, podgc.PolicyThreshold)
 	return cmd
 }
 

@@ -291,7 +291,8 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 	c, err := StartControllers(ctx, cfg, localWithCA{cp.local, bundle.CAPEM}, cp.opts.Controllers,
 		ControllerOptions{ResultRetention: cp.opts.ResultRetention, ClusterSigner: bundle.CA,
 			JobPodFailureBackOff: cp.opts.JobPodFailureBackOff, JobMaxPodFailureBackOff: cp.opts.JobMaxPodFailureBackOff,
-			TerminatedPodGCThreshold: cp.opts.TerminatedPodGCThreshold}, cp.log, cp.registry, cp.goRun)
+			TerminatedPodGCThreshold: cp.opts.TerminatedPodGCThreshold,
+			TerminatedPodGCPolicy:    cp.opts.TerminatedPodGCPolicy}, cp.log, cp.registry, cp.goRun)
 	if err != nil {
 		return err
 	}

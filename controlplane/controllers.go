@@ -56,6 +56,8 @@ type ControllerOptions struct {
 	// TerminatedPodGCThreshold is podgc.Options.TerminatedPodThreshold
 	// (0: upstream's 12,500; negative: off).
 	TerminatedPodGCThreshold int
+	// TerminatedPodGCPolicy is podgc.Options.Policy (empty: threshold).
+	TerminatedPodGCPolicy string
 	// ClusterSigner signs nodes' certificate requests (the server's CA);
 	// nil leaves them to another signer (kube-controller-manager).
 	ClusterSigner *pki.CA
@@ -75,7 +77,7 @@ func controllers(opts ControllerOptions) []controllerctx.Registration {
 			Init: controllerctx.InitWith(ttl.New, ttl.Options{Propagation: metav1.DeletePropagationForeground})},
 		{Name: GarbageCollector, Workers: 2, EnabledByDefault: true, Init: controllerctx.InitWith(gccontroller.New, gccontroller.Options{DiscoveryInterval: gcDiscoveryInterval})},
 		{Name: Scheduler, Workers: 2, EnabledByDefault: true, Init: controllerctx.Init(scheduler.New)},
-		{Name: PodGCController, Workers: 1, EnabledByDefault: true, Init: controllerctx.InitWith(podgc.New, podgc.Options{TerminatedPodThreshold: opts.TerminatedPodGCThreshold})},
+		{Name: PodGCController, Workers: 1, EnabledByDefault: true, Init: controllerctx.InitWith(podgc.New, podgc.Options{TerminatedPodThreshold: opts.TerminatedPodGCThreshold, Policy: opts.TerminatedPodGCPolicy})},
 		{Name: NodeLifecycleController, Workers: 1, EnabledByDefault: true, Init: controllerctx.InitWith(nodelifecycle.New, nodelifecycle.Options{})},
 		{Name: RootCAPublisher, Workers: 1, EnabledByDefault: true, Init: controllerctx.Init(rootca.New)},
 		{Name: ResultRetention, Workers: 1, EnabledByDefault: true,

@@ -72,6 +72,10 @@ type Options struct {
 	// keeps before deleting the oldest (0: upstream's 12,500; negative:
 	// none are deleted for their number).
 	TerminatedPodGCThreshold int
+	// TerminatedPodGCPolicy is podgc.PolicyThreshold (upstream's, the
+	// default) or podgc.PolicyCounted (also delete terminated pods as soon
+	// as their Job has counted them: memory then follows the live pods).
+	TerminatedPodGCPolicy string
 	// Dashboard serves the web dashboard at /ui (see package dashboard).
 	Dashboard bool
 	// Logger receives structured logs; a discard logger when nil.

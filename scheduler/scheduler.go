@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -36,7 +35,7 @@ type Scheduler struct {
 	metrics  *metrics
 	cache    *nodeCache
 	queue    *queue
-	events   events.EventBroadcaster
+	events   *rotatingRecorder
 	recorder events.EventRecorder
 	synced   []cache.InformerSynced
 	binds    sync.WaitGroup
@@ -52,10 +51,10 @@ func New(cc controllerctx.Context) (*Scheduler, error) {
 		return nil, err
 	}
 	// events.k8s.io/v1 events, as kube-scheduler records them.
-	b := events.NewBroadcaster(&events.EventSinkImpl{Interface: cc.Client.EventsV1()})
+	rec := newRotatingRecorder(cc.Client, cc.Clock)
 	s := &Scheduler{
 		client: cc.Client, factory: cc.Informers, clock: cc.Clock, log: cc.Logger.With("controller", Name), metrics: m,
-		cache: newCache(), queue: newQueue(), events: b, recorder: b.NewRecorder(scheme.Scheme, Name),
+		cache: newCache(), queue: newQueue(), events: rec, recorder: rec,
 	}
 	if err := s.watch(); err != nil {
 		return nil, err
@@ -91,10 +90,10 @@ func factoryPods(f informers.SharedInformerFactory) cache.SharedIndexInformer {
 // Run schedules pods until ctx ends. workers bounds concurrent bindings
 // (times four); scheduling decisions themselves are made one at a time.
 func (s *Scheduler) Run(ctx context.Context, workers int) error {
-	if err := s.events.StartRecordingToSinkWithContext(ctx); err != nil {
+	if err := s.events.start(ctx); err != nil {
 		return fmt.Errorf("start event recording: %w", err)
 	}
-	defer s.events.Shutdown()
+	defer s.events.shutdown()
 	s.factory.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), s.synced...) {
 		return fmt.Errorf("scheduler: wait for caches: %w", ctx.Err())

@@ -36,6 +36,17 @@ import (
 // be served from it (about 2.7 KB per running pod, so some 45 MB at most).
 const entryCacheSize = 16384
 
+// versionCacheSize and versionCacheBytes bound each cache of decoded
+// versions (decCache, localCache): they only need to hold a version until
+// every watcher has taken it. 8 MiB of encoded versions is about the 4,096
+// entries' worth of small pods (2 KB or so in protobuf), and keeps large
+// objects (big annotations, env or status) from multiplying the memory: a
+// decoded object is a few times its encoded size.
+const (
+	versionCacheSize  = 4096
+	versionCacheBytes = 8 << 20
+)
+
 // Config is what a Store is built from.
 type Config struct {
 	Backend storage.Backend
@@ -67,8 +78,8 @@ func New(cfg Config) *Store {
 	return &Store{
 		cfg: cfg, store: cfg.Backend, clock: cfg.Clock, log: cfg.Logger,
 		entCache:   newLatestCache[*StoredEntry](entryCacheSize),
-		decCache:   newRingCache[runtime.Object](4096),
-		localCache: newRingCache[runtime.Object](4096),
+		decCache:   newSizedRingCache[runtime.Object](versionCacheSize, versionCacheBytes),
+		localCache: newSizedRingCache[runtime.Object](versionCacheSize, versionCacheBytes),
 	}
 }
 
@@ -79,5 +90,5 @@ func (s *Store) Backend() storage.Backend { return s.store }
 // informers share, made once by make; variant separates kinds of copy of
 // one version (whole objects, metadata only).
 func (s *Store) InformerCopy(res *registry.Resource, kv storage.KeyValue, variant string, make func() (runtime.Object, error)) (runtime.Object, error) {
-	return s.localCache.get(versionOf(res, variant, kv), make)
+	return s.localCache.getSized(versionOf(res, variant, kv), len(kv.Value), make)
 }

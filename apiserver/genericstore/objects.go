@@ -187,13 +187,18 @@ func Accessor(obj runtime.Object) metav1.Object {
 
 // ringCache keeps values for recently seen object versions (key and
 // revision), so that a watch event fanned out to many watchers is decoded
-// and encoded once. It is a fixed-size ring: the oldest entry makes room for
-// the newest. Cached values are shared and must not be modified.
+// and encoded once. It is a fixed-size ring: the oldest entries make room
+// for the newest, both for the number of entries and for their total
+// (encoded) size, so that large objects do not multiply its memory. Cached
+// values are shared and must not be modified.
 type ringCache[V any] struct {
-	mu    sync.Mutex
-	items map[versionKey]V
-	ring  []versionKey
-	next  int
+	mu       sync.Mutex
+	items    map[versionKey]V
+	ring     []versionKey
+	sizes    []int // of ring's entries
+	next     int
+	bytes    int // sum of sizes
+	maxBytes int // 0: no size bound
 }
 
 // versionKey names one version of a stored object as one resource's view
@@ -214,12 +219,26 @@ func versionOf(res *registry.Resource, variant string, kv storage.KeyValue) vers
 }
 
 func newRingCache[V any](size int) *ringCache[V] {
-	return &ringCache[V]{items: make(map[versionKey]V, size), ring: make([]versionKey, size)}
+	return &ringCache[V]{items: make(map[versionKey]V, size), ring: make([]versionKey, size), sizes: make([]int, size)}
+}
+
+// newSizedRingCache is a ringCache of at most size entries whose sizes
+// (as given to getSized) add up to at most maxBytes.
+func newSizedRingCache[V any](size, maxBytes int) *ringCache[V] {
+	c := newRingCache[V](size)
+	c.maxBytes = maxBytes
+	return c
 }
 
 // get returns the cached value for version k, computing it with make on a
 // miss.
 func (c *ringCache[V]) get(k versionKey, make func() (V, error)) (V, error) {
+	return c.getSized(k, 0, make)
+}
+
+// getSized is get for a value that counts as size bytes against maxBytes
+// (the encoded size of the version: a decoded object is a few times it).
+func (c *ringCache[V]) getSized(k versionKey, size int, make func() (V, error)) (V, error) {
 	c.mu.Lock()
 	v, ok := c.items[k]
 	c.mu.Unlock()
@@ -235,10 +254,14 @@ func (c *ringCache[V]) get(k versionKey, make func() (V, error)) (V, error) {
 	if cached, ok := c.items[k]; ok {
 		return cached, nil
 	}
-	if old := c.ring[c.next]; old != (versionKey{}) {
-		delete(c.items, old)
+	c.evict(c.next)
+	if c.maxBytes > 0 {
+		for i := (c.next + 1) % len(c.ring); c.bytes+size > c.maxBytes && i != c.next; i = (i + 1) % len(c.ring) {
+			c.evict(i)
+		}
 	}
-	c.ring[c.next] = k
+	c.ring[c.next], c.sizes[c.next] = k, size
+	c.bytes += size
 	c.next = (c.next + 1) % len(c.ring)
 	c.items[k] = v
 	return v, nil
@@ -250,6 +273,15 @@ func (c *ringCache[V]) peek(k versionKey) (V, bool) {
 	defer c.mu.Unlock()
 	v, ok := c.items[k]
 	return v, ok
+}
+
+// evict empties slot i of the ring.
+func (c *ringCache[V]) evict(i int) {
+	if old := c.ring[i]; old != (versionKey{}) {
+		delete(c.items, old)
+		c.bytes -= c.sizes[i]
+		c.ring[i], c.sizes[i] = versionKey{}, 0
+	}
 }
 
 // latestCache keeps one value per key, for its newest version seen: older

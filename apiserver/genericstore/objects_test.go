@@ -41,6 +41,41 @@ func TestEncodeCacheEncodesOnceAndEvictsOldest(t *testing.T) {
 	}
 }
 
+// A sized ring evicts its oldest entries until the new one fits its byte
+// budget, and keeps its count bound.
+func TestRingCacheEvictsBySize(t *testing.T) {
+	c := newSizedRingCache[string](4, 10)
+	steps := []struct {
+		key  string
+		size int
+		want []string // cached keys after the step
+	}{
+		{"a", 4, []string{"a"}},
+		{"b", 4, []string{"a", "b"}},
+		{"c", 4, []string{"b", "c"}},      // a goes for the bytes
+		{"d", 1, []string{"b", "c", "d"}}, // fits
+		{"e", 1, []string{"b", "c", "d", "e"}},
+		{"f", 1, []string{"c", "d", "e", "f"}}, // b goes for the count
+		{"g", 9, []string{"f", "g"}},           // c, d and e go
+	}
+	for _, st := range steps {
+		if _, err := c.getSized(versionKey{key: st.key, rev: 1}, st.size, func() (string, error) { return st.key, nil }); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		total := 0
+		for i := range c.ring {
+			if k := c.ring[(c.next+i)%len(c.ring)]; k.key != "" {
+				got = append(got, k.key)
+				total += c.sizes[(c.next+i)%len(c.ring)]
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(st.want) || len(c.items) != len(st.want) || total != c.bytes {
+			t.Errorf("after %s: cached %v (items %d, bytes %d, sizes sum %d), want %v", st.key, got, len(c.items), c.bytes, total, st.want)
+		}
+	}
+}
+
 func TestWatchTransition(t *testing.T) {
 	cases := []struct {
 		ev                 storage.EventType

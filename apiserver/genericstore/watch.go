@@ -163,5 +163,5 @@ func transition(t storage.EventType, matches, prevMatches bool) watch.EventType 
 
 // DecodedShared returns the (shared, read-only) object of a stored version.
 func (s *Store) DecodedShared(res *registry.Resource, kv storage.KeyValue) (runtime.Object, error) {
-	return s.decCache.get(versionOf(res, "", kv), func() (runtime.Object, error) { return decodeKV(res, kv) })
+	return s.decCache.getSized(versionOf(res, "", kv), len(kv.Value), func() (runtime.Object, error) { return decodeKV(res, kv) })
 }

@@ -49,6 +49,8 @@ type Options struct {
 	Period time.Duration
 	// Quarantine: how long a node must be missing before its pods are collected.
 	Quarantine time.Duration
+	// Policy is PolicyThreshold (the default) or PolicyCounted.
+	Policy string
 }
 
 func (o Options) withDefaults() Options {
@@ -61,7 +63,18 @@ func (o Options) withDefaults() Options {
 	if o.Quarantine == 0 {
 		o.Quarantine = DefaultQuarantine
 	}
+	if o.Policy == "" {
+		o.Policy = PolicyThreshold
+	}
 	return o
+}
+
+// ValidPolicy reports whether policy names a terminated-pod policy.
+func ValidPolicy(policy string) error {
+	if policy != PolicyThreshold && policy != PolicyCounted {
+		return fmt.Errorf("terminated pod gc policy %q: want %s or %s", policy, PolicyThreshold, PolicyCounted)
+	}
+	return nil
 }
 
 var _ controllerctx.Controller = (*Controller)(nil)
@@ -74,10 +87,12 @@ type Controller struct {
 	nodes        corelisters.NodeLister
 	synced       []cache.InformerSynced
 	opts         Options
-	clock        clock.Clock
+	clock        clock.WithTicker
 	log          *slog.Logger
 	deleted      *prometheus.CounterVec
 	missingSince map[string]time.Time
+	// counted collects counted pods under PolicyCounted; nil otherwise.
+	counted *countedCollector
 }
 
 // New builds the pod GC on cc's pod and node informers.
@@ -94,7 +109,18 @@ func New(cc controllerctx.Context, opts Options) (*Controller, error) {
 			Help: "Number of pods that are being forcefully deleted by the pod GC, by reason.",
 		}, []string{"reason"}),
 	}
+	if err := ValidPolicy(c.opts.Policy); err != nil {
+		return nil, err
+	}
 	c.synced = []cache.InformerSynced{factory.Core().V1().Pods().Informer().HasSynced, factory.Core().V1().Nodes().Informer().HasSynced}
+	if c.opts.Policy == PolicyCounted {
+		jobs := factory.Batch().V1().Jobs()
+		c.counted = newCountedCollector(c, jobs.Lister())
+		if _, err := factory.Core().V1().Pods().Informer().AddEventHandler(c.counted.handlers()); err != nil {
+			return nil, fmt.Errorf("pod gc: watch pods: %w", err)
+		}
+		c.synced = append(c.synced, jobs.Informer().HasSynced)
+	}
 	if err := metricsreg.Register(cc.Registerer, "pod gc", c.deleted); err != nil {
 		return nil, err
 	}
@@ -106,6 +132,9 @@ func (c *Controller) Run(ctx context.Context, _ int) error {
 	c.factory.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return fmt.Errorf("pod gc: wait for caches: %w", ctx.Err())
+	}
+	if c.counted != nil {
+		go c.counted.run(ctx)
 	}
 	periodic.Run(ctx, c.clock, c.opts.Period, nil, c.Pass, func(err error) {
 		c.log.Info("pod gc pass failed", "err", err)
@@ -126,6 +155,9 @@ func (c *Controller) Pass(ctx context.Context) error {
 	nodes := make(map[string]bool, len(nodeList))
 	for _, n := range nodeList {
 		nodes[n.Name] = true
+	}
+	if c.counted != nil {
+		c.counted.sweepPods(pods)
 	}
 	p := decide(observed{pods: pods, nodes: nodes, threshold: c.opts.TerminatedPodThreshold,
 		missingSince: c.missingSince, quarantine: c.opts.Quarantine, now: c.clock.Now()})
