@@ -1,7 +1,9 @@
 // Package containerinit starts every namespaced container, host command
 // or image: the runtime (the agent itself, or the container's shim) starts
 // the agent's own binary as PID 1 of the container's new PID, mount and UTS
-// namespaces, with argv[0] Arg0 and the Spec as argv[1]; this package's
+// namespaces, with argv[0] Arg0, the Spec as argv[1] and, as argv[2], the
+// names of the variables its starter added to the environment for the Go
+// runtime's start (shim.InitStart; removed before the exec); this package's
 // init function recognises that before any other package of the binary
 // initialises (it imports nothing heavy, so Go runs it early), builds the
 // container's view of the files there (see setUpMounts: the image's root or
