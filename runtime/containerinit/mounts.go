@@ -209,17 +209,8 @@ func mountDev(root string) error {
 	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_STRICTATIME, "mode=755,size=65536k"); err != nil {
 		return fmt.Errorf("mount /dev: %w", err)
 	}
-	umask := unix.Umask(0)
-	defer unix.Umask(umask)
-	for _, n := range devNodes {
-		target := filepath.Join(dev, n.name)
-		err := unix.Mknod(target, unix.S_IFCHR|0o666, int(unix.Mkdev(n.major, n.minor)))
-		if err != nil {
-			err = bindHostDev(hostDev, n.name, target)
-		}
-		if err != nil {
-			return fmt.Errorf("create /dev/%s: %w", n.name, err)
-		}
+	if err := makeDevNodes(dev, hostDev, unix.Mknod); err != nil {
+		return err
 	}
 	links := [][2]string{{"fd", "/proc/self/fd"}, {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"},
 		{"stderr", "/proc/self/fd/2"}, {"ptmx", "pts/ptmx"}, {"core", "/proc/kcore"}}
@@ -238,6 +229,24 @@ func mountDev(root string) error {
 	}
 	if err := unix.Mount("shm", filepath.Join(dev, "shm"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=1777,size=65536k"); err != nil {
 		return fmt.Errorf("mount /dev/shm: %w", err)
+	}
+	return nil
+}
+
+// makeDevNodes makes devNodes in dev with mknod (unix.Mknod), else binds
+// the host's from hostDev.
+func makeDevNodes(dev string, hostDev int, mknod func(path string, mode uint32, dev int) error) error {
+	umask := unix.Umask(0)
+	defer unix.Umask(umask)
+	for _, n := range devNodes {
+		target := filepath.Join(dev, n.name)
+		err := mknod(target, unix.S_IFCHR|0o666, int(unix.Mkdev(n.major, n.minor)))
+		if err != nil {
+			err = bindHostDev(hostDev, n.name, target)
+		}
+		if err != nil {
+			return fmt.Errorf("create /dev/%s: %w", n.name, err)
+		}
 	}
 	return nil
 }
