@@ -1,7 +1,9 @@
 // Package containerinit starts every namespaced container, host command
 // or image: the runtime (the agent itself, or the container's shim) starts
 // the agent's own binary as PID 1 of the container's new PID, mount and UTS
-// namespaces, with argv[0] Arg0 and the Spec as argv[1]; this package's
+// namespaces, with argv[0] Arg0, the Spec as argv[1] and, as argv[2], the
+// names of the variables its starter added to the environment for the Go
+// runtime's start (shim.InitStart; removed before the exec); this package's
 // init function recognises that before any other package of the binary
 // initialises (it imports nothing heavy, so Go runs it early), builds the
 // container's view of the files there (see setUpMounts: the image's root or
@@ -29,6 +31,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/batchlet/batchlet/runtime/shim"
 	"golang.org/x/sys/unix"
 )
 
@@ -91,26 +94,31 @@ type Spec struct {
 }
 
 func init() {
-	if len(os.Args) != 2 || (os.Args[0] != Arg0 && os.Args[0] != ExecArg0) {
+	isExec := len(os.Args) == 2 && os.Args[0] == ExecArg0
+	// An init's argv may end with the names of the variables its starter
+	// added for the Go runtime's start (shim.InitStart).
+	isInit := (len(os.Args) == 2 || len(os.Args) == 3) && os.Args[0] == Arg0
+	if !isExec && !isInit {
 		return
 	}
 	status := os.NewFile(StatusFD, "status")
 	var err error
-	if os.Args[0] == ExecArg0 {
+	if isExec {
 		var code int
 		if code, err = runExec(os.Args[1], status); err == nil {
 			os.Exit(code)
 		}
 	} else {
-		err = run(os.Args[1])
+		err = run(os.Args[1], os.Args[2:])
 	}
 	fmt.Fprint(status, err.Error())
 	os.Exit(128)
 }
 
 // run sets the container up and execs its command; it returns only on
-// failure.
-func run(arg string) error {
+// failure. added names the variables of the environment that are not the
+// pod's (shim.InitStart).
+func run(arg string, added []string) error {
 	unix.CloseOnExec(StatusFD)
 	var spec Spec
 	if err := json.Unmarshal([]byte(arg), &spec); err != nil {
@@ -128,6 +136,9 @@ func run(arg string) error {
 		return err
 	}
 	env := os.Environ()
+	if len(added) == 1 {
+		env = shim.PodEnv(env, added[0])
+	}
 	if lookupEnv(env, "HOME") == "" && ids.home != "" {
 		env = append(env, "HOME="+ids.home)
 	}

@@ -181,28 +181,27 @@ func OverlayOptions(lower []string, upper, work string) string {
 	return "lowerdir=" + strings.Join(dirs, ":") + ",upperdir=" + upper + ",workdir=" + work
 }
 
-// devNodes are the host's devices a container's /dev holds, as runc's
-// default devices.
-var devNodes = []string{"null", "zero", "full", "random", "urandom", "tty"}
+// devNodes are the devices a container's /dev holds, as runc's default
+// devices, with their numbers.
+var devNodes = []struct {
+	name         string
+	major, minor uint32
+}{{"null", 1, 3}, {"zero", 1, 5}, {"full", 1, 7}, {"random", 1, 8}, {"urandom", 1, 9}, {"tty", 5, 0}}
 
 // mountDev gives the container a /dev of its own on a tmpfs: the host's
-// disks and other devices are out of its reach. The device nodes are
-// opened before the tmpfs covers them (a host container's /dev is the
-// host's), and bound from their descriptors.
+// disks and other devices are out of its reach. The device nodes are made
+// in it as runc makes them outside a user namespace (mknod, mode 0666,
+// owned by root): one system call each, where binding the host's took an
+// open, a create and a mount, and left six more mounts to tear down with
+// the namespace. Where mknod is refused (a device cgroup), the host's node
+// is bound instead, from the host's /dev opened before the tmpfs covers it
+// (a host container's /dev is the host's).
 func mountDev(root string) error {
-	fds := make([]int, 0, len(devNodes))
-	defer func() {
-		for _, fd := range fds {
-			unix.Close(fd)
-		}
-	}()
-	for _, n := range devNodes {
-		fd, err := unix.Open("/dev/"+n, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Errorf("open /dev/%s: %w", n, err)
-		}
-		fds = append(fds, fd)
+	hostDev, err := unix.Open("/dev", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open /dev: %w", err)
 	}
+	defer unix.Close(hostDev)
 	dev, err := mountPointIn(root, "/dev", true)
 	if err != nil {
 		return err
@@ -210,16 +209,8 @@ func mountDev(root string) error {
 	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_STRICTATIME, "mode=755,size=65536k"); err != nil {
 		return fmt.Errorf("mount /dev: %w", err)
 	}
-	for i, n := range devNodes {
-		target := filepath.Join(dev, n)
-		f, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY, 0o666)
-		if err != nil {
-			return fmt.Errorf("create /dev/%s: %w", n, err)
-		}
-		f.Close()
-		if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(fds[i]), target, "", unix.MS_BIND, ""); err != nil {
-			return fmt.Errorf("bind /dev/%s: %w", n, err)
-		}
+	if err := makeDevNodes(dev, hostDev, unix.Mknod); err != nil {
+		return err
 	}
 	links := [][2]string{{"fd", "/proc/self/fd"}, {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"},
 		{"stderr", "/proc/self/fd/2"}, {"ptmx", "pts/ptmx"}, {"core", "/proc/kcore"}}
@@ -240,6 +231,40 @@ func mountDev(root string) error {
 		return fmt.Errorf("mount /dev/shm: %w", err)
 	}
 	return nil
+}
+
+// makeDevNodes makes devNodes in dev with mknod (unix.Mknod), else binds
+// the host's from hostDev.
+func makeDevNodes(dev string, hostDev int, mknod func(path string, mode uint32, dev int) error) error {
+	umask := unix.Umask(0)
+	defer unix.Umask(umask)
+	for _, n := range devNodes {
+		target := filepath.Join(dev, n.name)
+		err := mknod(target, unix.S_IFCHR|0o666, int(unix.Mkdev(n.major, n.minor)))
+		if err != nil {
+			err = bindHostDev(hostDev, n.name, target)
+		}
+		if err != nil {
+			return fmt.Errorf("create /dev/%s: %w", n.name, err)
+		}
+	}
+	return nil
+}
+
+// bindHostDev binds the host's device node name (in hostDev, the host's
+// /dev) at target.
+func bindHostDev(hostDev int, name, target string) error {
+	fd, err := unix.Openat(hostDev, name, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	f, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY, 0o666)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return unix.Mount("/proc/self/fd/"+strconv.Itoa(fd), target, "", unix.MS_BIND, "")
 }
 
 // mountSys mounts a read-only sysfs and the cgroup hierarchy read-only

@@ -103,7 +103,11 @@ func startInit(cmd *exec.Cmd, binary string, spec containerinit.Spec, exited cha
 		return fmt.Errorf("status pipe: %w", err)
 	}
 	defer status.Close()
-	cmd.Path, cmd.Args, cmd.Dir = binary, args, "/"
+	cmd.Path, cmd.Dir = binary, "/"
+	if cmd.Env == nil { // inherit, as exec.Cmd would
+		cmd.Env = os.Environ()
+	}
+	cmd.Args, cmd.Env = shim.InitStart(args, cmd.Env)
 	cmd.ExtraFiles = []*os.File{statusW} // containerinit.StatusFD
 	return shim.StartInit(cmdStarter(cmd), status, statusW, nil, exited)
 }

@@ -334,6 +334,7 @@ func startShimmed(spec Spec, files attemptFiles) (*shimmed, error) {
 		defer status.Close()
 		defer w.Close()
 		sh.path, procAttr.Dir, procAttr.Files = spec.Path, "/", append(procAttr.Files, w)
+		sh.argv, procAttr.Env = InitStart(sh.argv, procAttr.Env)
 	}
 	s := Starter{Attr: attr,
 		Start: func() (err error) {
