@@ -13,6 +13,7 @@ import (
 	"github.com/batchlet/batchlet/storage"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -50,17 +51,27 @@ func Encode(r *registry.Resource, obj runtime.Object) ([]byte, error) {
 	}
 	rv := m.GetResourceVersion()
 	m.SetResourceVersion("")
-	var data []byte
-	if storesProtobuf(obj) {
-		data, err = encodeProtobuf(obj)
-	} else {
-		data, err = json.Marshal(obj)
-	}
+	data, err := encodeStorage(obj)
 	m.SetResourceVersion(rv)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", r.Kind, err)
 	}
 	return data, nil
+}
+
+// encodeStorage is obj's stored form: protobuf for built-in kinds, JSON
+// otherwise. A custom resource's map is marshalled directly: json.Marshal
+// of an *Unstructured calls its MarshalJSON (an Encoder's output of the
+// same map) and then compacts and re-escapes that output, a second pass
+// that changes no byte but the trailing newline it drops.
+func encodeStorage(obj runtime.Object) ([]byte, error) {
+	if storesProtobuf(obj) {
+		return encodeProtobuf(obj)
+	}
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return json.Marshal(u.Object)
+	}
+	return json.Marshal(obj)
 }
 
 // decodeStored turns a stored value into a typed object carrying rev as its
