@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -13,7 +14,8 @@ import (
 // (what an in-process call would otherwise encode and decode): times in
 // whole seconds (metav1.Time) or microseconds (metav1.MicroTime) in the
 // local zone, and empty lists and maps absent. Byte strings keep their
-// form (protobuf keeps an empty one).
+// form (protobuf keeps an empty one). Quantities are parsed again from
+// their canonical string, as decoding does.
 func wireCopy(obj runtime.Object) runtime.Object {
 	out := obj.DeepCopyObject()
 	v := reflect.ValueOf(out)
@@ -26,6 +28,7 @@ func wireCopy(obj runtime.Object) runtime.Object {
 var (
 	timeType      = reflect.TypeFor[metav1.Time]()
 	microTimeType = reflect.TypeFor[metav1.MicroTime]()
+	quantityType  = reflect.TypeFor[resource.Quantity]()
 	// wireTypes caches, per type, what of its values can hold a time or an
 	// empty list or map (only that is walked).
 	wireTypes sync.Map // reflect.Type -> *wireType
@@ -55,6 +58,12 @@ func wireNormalize(v reflect.Value) {
 			tm := v.Addr().Interface().(*metav1.MicroTime)
 			if !tm.IsZero() {
 				tm.Time = time.Unix(tm.Unix(), int64(time.Duration(tm.Nanosecond()).Truncate(time.Microsecond))).Local()
+			}
+			return
+		case quantityType:
+			q := v.Addr().Interface().(*resource.Quantity)
+			if parsed, err := resource.ParseQuantity(q.String()); err == nil {
+				*q = parsed
 			}
 			return
 		}
@@ -128,7 +137,7 @@ func computeWireType(t reflect.Type, computing map[reflect.Type]bool) *wireType 
 	case reflect.Pointer:
 		w.walk = walks(t.Elem())
 	case reflect.Struct:
-		if t == timeType || t == microTimeType {
+		if t == timeType || t == microTimeType || t == quantityType {
 			w.walk = true
 			break
 		}

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"k8s.io/apimachinery/pkg/api/resource"
 	"reflect"
 	"testing"
 	"time"
@@ -30,6 +31,11 @@ func TestWireCopy(t *testing.T) {
 		{"micro times in microseconds",
 			&eventsv1.Event{EventTime: metav1.NewMicroTime(at)},
 			&eventsv1.Event{EventTime: metav1.NewMicroTime(time.Unix(at.Unix(), 987654000).Local())}},
+		{"quantities as parsed from their canonical form",
+			&corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: *resource.NewMilliQuantity(1500, resource.DecimalSI)}}}}}},
+			&corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m")}}}}}}},
 		{"byte strings keep their form",
 			&corev1.Secret{Data: map[string][]byte{"a": {}}},
 			&corev1.Secret{Data: map[string][]byte{"a": {}}}},
