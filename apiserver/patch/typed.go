@@ -272,9 +272,7 @@ func afterMember(data []byte, end int, closer byte) (next int, closed, ok bool) 
 // decodeTyped decodes raw into fv as the JSON path's strict decoding of the
 // merged object would: a fresh value, unknown or duplicate fields refused.
 func decodeTyped(fv reflect.Value, raw json.RawMessage) mergeOutcome {
-	if fv.Kind() == reflect.String && plainType(fv.Type()) && len(raw) >= 2 && raw[0] == '"' &&
-		bytes.IndexByte(raw, '\\') < 0 && !hasControl(raw) && utf8.Valid(raw) {
-		fv.SetString(string(raw[1 : len(raw)-1])) // nothing to unescape
+	if decodeScalar(fv, raw) {
 		return merged
 	}
 	nv := reflect.New(fv.Type())

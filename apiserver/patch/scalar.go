@@ -1,0 +1,112 @@
+package patch
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+var timeType = reflect.TypeFor[metav1.Time]()
+
+// decodeScalar decodes the common scalars of a status patch — a string
+// without escapes, true or false, an integer, an RFC 3339 time — into fv
+// (or a fresh value behind fv when fv is a pointer) without the JSON
+// decoder's reflection, and reports whether it did. The result is the
+// strict decoder's: whatever it does not take for certain (escapes,
+// numbers that are no integers of fv's size, times that do not parse) is
+// left to decodeTyped's strict decoding, which gives the refusal.
+func decodeScalar(fv reflect.Value, raw json.RawMessage) bool {
+	t := fv.Type()
+	if t.Kind() != reflect.Pointer {
+		return setScalar(fv, raw)
+	}
+	if !scalarKind(t.Elem()) {
+		return false
+	}
+	nv := reflect.New(t.Elem())
+	if !setScalar(nv.Elem(), raw) {
+		return false
+	}
+	fv.Set(nv)
+	return true
+}
+
+// scalarKind: setScalar may decode into values of t.
+func scalarKind(t reflect.Type) bool {
+	if t == timeType {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return plainType(t)
+	}
+	return false
+}
+
+// setScalar sets fv, a non-pointer, from raw as the strict decoder would,
+// or reports false leaving fv as it was.
+func setScalar(fv reflect.Value, raw json.RawMessage) bool {
+	t := fv.Type()
+	if t == timeType {
+		// metav1.Time.UnmarshalJSON: the string parsed as RFC 3339, in
+		// local time.
+		s, ok := plainString(raw)
+		if !ok {
+			return false
+		}
+		pt, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return false
+		}
+		fv.Set(reflect.ValueOf(metav1.NewTime(pt.Local())))
+		return true
+	}
+	if !scalarKind(t) {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.String:
+		s, ok := plainString(raw)
+		if ok {
+			fv.SetString(s)
+		}
+		return ok
+	case reflect.Bool:
+		switch string(raw) {
+		case "true":
+			fv.SetBool(true)
+			return true
+		case "false":
+			fv.SetBool(false)
+			return true
+		}
+		return false
+	default: // the signed integers
+		// The decoder parses a number into an integer field the same way:
+		// base 10, an error when it has a fraction or exponent or does
+		// not fit.
+		if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+			return false
+		}
+		n, err := strconv.ParseInt(string(raw), 10, t.Bits())
+		if err != nil {
+			return false
+		}
+		fv.SetInt(n)
+		return true
+	}
+}
+
+// plainString is the JSON string raw when it needs no unescaping.
+func plainString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' ||
+		bytes.IndexByte(raw, '\\') >= 0 || hasControl(raw) || !utf8.Valid(raw) {
+		return "", false
+	}
+	return string(raw[1 : len(raw)-1]), true
+}
