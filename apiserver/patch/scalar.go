@@ -110,3 +110,66 @@ func plainString(raw json.RawMessage) (string, bool) {
 	}
 	return string(raw[1 : len(raw)-1]), true
 }
+
+// decodeFresh decodes raw into fv, a zero value, as the strict decoder
+// would, for the values a status patch brings new (a container status
+// list, a condition): plain structs of known fields, pointers to them,
+// lists of them and the scalars decodeScalar takes. It reports false, fv
+// possibly partly set, for anything else (a map, an unknown or repeated
+// key, a directive, a value decodeScalar leaves): the strict decoder must
+// decide.
+func decodeFresh(fv reflect.Value, raw json.RawMessage) bool {
+	if string(raw) == "null" {
+		return true // the decoder leaves the zero value
+	}
+	t := fv.Type()
+	switch t.Kind() {
+	case reflect.Pointer:
+		if t.Elem().Kind() != reflect.Struct {
+			return decodeScalar(fv, raw)
+		}
+		nv := reflect.New(t.Elem())
+		if !decodeFresh(nv.Elem(), raw) {
+			return false
+		}
+		fv.Set(nv)
+		return true
+	case reflect.Struct:
+		if t == timeType {
+			return decodeScalar(fv, raw)
+		}
+		members, ok := decodeRawObject(raw)
+		if !ok {
+			return false
+		}
+		fields, ok := patchFieldsOf(t)
+		if !ok {
+			return false
+		}
+		for key, v := range members {
+			f, ok := fields[key]
+			if !ok || f.quoted || !decodeFresh(fv.Field(f.index), v) {
+				return false
+			}
+		}
+		return true
+	case reflect.Slice:
+		if !plainType(t) || rawKind(raw) != '[' {
+			return false
+		}
+		elems, ok := splitArray(raw)
+		if !ok {
+			return false
+		}
+		// An empty JSON list decodes to an empty, not a nil, slice.
+		s := reflect.MakeSlice(t, len(elems), len(elems))
+		for i, e := range elems {
+			if !decodeFresh(s.Index(i), e) {
+				return false
+			}
+		}
+		fv.Set(s)
+		return true
+	}
+	return decodeScalar(fv, raw)
+}

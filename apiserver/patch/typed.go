@@ -275,6 +275,10 @@ func decodeTyped(fv reflect.Value, raw json.RawMessage) mergeOutcome {
 	if decodeScalar(fv, raw) {
 		return merged
 	}
+	if fresh := reflect.New(fv.Type()).Elem(); decodeFresh(fresh, raw) {
+		fv.Set(fresh)
+		return merged
+	}
 	nv := reflect.New(fv.Type())
 	if strictErrs, err := kjson.UnmarshalStrict(raw, nv.Interface()); err != nil || len(strictErrs) > 0 {
 		return refuse
@@ -529,6 +533,7 @@ type patchField struct {
 	strategy  string       // the patchStrategy tag
 	mergeKey  string       // the patchMergeKey tag
 	omitempty bool         // omitted from the JSON when empty
+	quoted    bool         // the ",string" option: a scalar sent as a string
 	single    reflect.Type // a struct with only this field, same tags
 }
 
@@ -566,6 +571,7 @@ func buildPatchFields(t reflect.Type) map[string]*patchField {
 			strategy:  sf.Tag.Get("patchStrategy"),
 			mergeKey:  sf.Tag.Get("patchMergeKey"),
 			omitempty: strings.Contains(","+opts+",", ",omitempty,"),
+			quoted:    strings.Contains(","+opts+",", ",string,"),
 			single:    reflect.StructOf([]reflect.StructField{{Name: sf.Name, Type: sf.Type, Tag: sf.Tag}}),
 		}
 	}
