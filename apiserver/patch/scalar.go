@@ -138,21 +138,20 @@ func decodeFresh(fv reflect.Value, raw json.RawMessage) bool {
 		if t == timeType {
 			return decodeScalar(fv, raw)
 		}
-		members, ok := decodeRawObject(raw)
-		if !ok {
-			return false
-		}
 		fields, ok := patchFieldsOf(t)
 		if !ok {
 			return false
 		}
-		for key, v := range members {
-			f, ok := fields[key]
-			if !ok || f.quoted || !decodeFresh(fv.Field(f.index), v) {
+		// A repeated key is a strict error: each field is set once.
+		seen := make([]bool, t.NumField())
+		return eachMember(raw, func(key []byte, v json.RawMessage) bool {
+			f, ok := fields[string(key)]
+			if !ok || f.quoted || seen[f.index] {
 				return false
 			}
-		}
-		return true
+			seen[f.index] = true
+			return decodeFresh(fv.Field(f.index), v)
+		})
 	case reflect.Slice:
 		if !plainType(t) || rawKind(raw) != '[' {
 			return false
@@ -172,4 +171,42 @@ func decodeFresh(fv reflect.Value, raw json.RawMessage) bool {
 		return true
 	}
 	return decodeScalar(fv, raw)
+}
+
+// eachMember calls fn with each member of the JSON object data (valid
+// JSON) in order, as decodeRawObject splits it but without building a map,
+// until fn returns false; false for anything but an object, and for a key
+// with escapes.
+func eachMember(data []byte, fn func(key []byte, v json.RawMessage) bool) bool {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	if i = skipSpace(data, i+1); i < len(data) && data[i] == '}' {
+		return true
+	}
+	for i < len(data) && data[i] == '"' {
+		end := bytes.IndexByte(data[i+1:], '"') + i + 1
+		if end <= i || bytes.IndexByte(data[i+1:end], '\\') >= 0 {
+			return false
+		}
+		key := data[i+1 : end]
+		if i = skipSpace(data, end+1); i >= len(data) || data[i] != ':' {
+			return false
+		}
+		i = skipSpace(data, i+1)
+		vend := valueEnd(data, i)
+		if vend <= i || !fn(key, data[i:vend]) {
+			return false
+		}
+		next, closed, ok := afterMember(data, vend, '}')
+		if !ok {
+			return false
+		}
+		if closed {
+			return true
+		}
+		i = next
+	}
+	return false
 }
