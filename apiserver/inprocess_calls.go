@@ -255,7 +255,9 @@ func (c *InProcessCalls) Patch(ctx context.Context, gvr schema.GroupVersionResou
 				return c.s.codec.DecodeJSON(discardHeaders{}, req, data, res.GVK(), into)
 			},
 		}
-		share := mode == strategy.Status && opts.FieldManager == ""
+		// As the handler: patch.Apply only reads cur, but the typed merge
+		// shares cur's unpatched parts with its result.
+		share := strategy.MayShare(res, mode, opts.FieldManager)
 		return c.s.rest.Writer.Update(ctx, res, namespace, name, mode, isDryRunOpt(opts.DryRun), func(cur runtime.Object) (runtime.Object, error) {
 			if !share {
 				cur = cur.DeepCopyObject()

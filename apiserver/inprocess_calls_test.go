@@ -156,6 +156,22 @@ var equivOps = []struct {
 	{"patch pod status invalid", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
 		return e.client.CoreV1().Pods("default").Patch(ctx, "p1", types.MergePatchType, []byte(`{"status":{"phase":"Pending"}}`), metav1.PatchOptions{}, "status")
 	}, "pods/p1"},
+	{"patch pod status as the agent does", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
+		body := agentStatusPatch(string(e.uid(ctx, "p1")), 7)
+		return e.client.CoreV1().Pods("default").Patch(ctx, "p1", types.StrategicMergePatchType, []byte(body), metav1.PatchOptions{}, "status")
+	}, "pods/p1"},
+	{"patch pod labels and spec (strategic, shares the stored pod)", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
+		body := `{"metadata":{"labels":{"x":"y"}},"spec":{"activeDeadlineSeconds":60}}`
+		return e.client.CoreV1().Pods("default").Patch(ctx, "p2", types.StrategicMergePatchType, []byte(body), metav1.PatchOptions{})
+	}, "pods/p2"},
+	{"patch pod spec invalidly (strategic, shares the stored pod)", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
+		body := `{"spec":{"containers":[{"name":"main","image":"other"}],"activeDeadlineSeconds":-1}}`
+		return e.client.CoreV1().Pods("default").Patch(ctx, "p2", types.StrategicMergePatchType, []byte(body), metav1.PatchOptions{})
+	}, "pods/p2"},
+	{"remove a pod finalizer (strategic, shares the stored pod)", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
+		body := `{"metadata":{"$deleteFromPrimitiveList/finalizers":["example.com/gone"]}}`
+		return e.client.CoreV1().Pods("default").Patch(ctx, "p2", types.StrategicMergePatchType, []byte(body), metav1.PatchOptions{})
+	}, "pods/p2"},
 	{"patch pod with bad JSON", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
 		return e.client.CoreV1().Pods("default").Patch(ctx, "p1", types.MergePatchType, []byte(`{"metadata":`), metav1.PatchOptions{})
 	}, ""},

@@ -16,8 +16,10 @@
 // does not do, a field the type lacks, a value that may be an error) it
 // refuses and the general path — apimachinery's strategic merge of the
 // served JSON, then a strict decode — gives upstream's exact result,
-// errors and warnings. The fuzz test holds the two paths to the same
-// answer.
+// errors and warnings. The typed path decodes plain scalars and the values
+// a patch brings new without the JSON decoder (scalar.go), declining to
+// the strict decoder for anything else. The fuzz test holds the two paths
+// to the same answer.
 //
 // Server-side apply (apply.go) uses apimachinery's managedfields, one
 // cached field manager per resource and subresource.

@@ -272,9 +272,11 @@ func afterMember(data []byte, end int, closer byte) (next int, closed, ok bool) 
 // decodeTyped decodes raw into fv as the JSON path's strict decoding of the
 // merged object would: a fresh value, unknown or duplicate fields refused.
 func decodeTyped(fv reflect.Value, raw json.RawMessage) mergeOutcome {
-	if fv.Kind() == reflect.String && plainType(fv.Type()) && len(raw) >= 2 && raw[0] == '"' &&
-		bytes.IndexByte(raw, '\\') < 0 && !hasControl(raw) && utf8.Valid(raw) {
-		fv.SetString(string(raw[1 : len(raw)-1])) // nothing to unescape
+	if decodeScalar(fv, raw) {
+		return merged
+	}
+	if fresh := reflect.New(fv.Type()).Elem(); decodeFresh(fresh, raw) {
+		fv.Set(fresh)
 		return merged
 	}
 	nv := reflect.New(fv.Type())
@@ -531,6 +533,7 @@ type patchField struct {
 	strategy  string       // the patchStrategy tag
 	mergeKey  string       // the patchMergeKey tag
 	omitempty bool         // omitted from the JSON when empty
+	quoted    bool         // the ",string" option: a scalar sent as a string
 	single    reflect.Type // a struct with only this field, same tags
 }
 
@@ -568,6 +571,7 @@ func buildPatchFields(t reflect.Type) map[string]*patchField {
 			strategy:  sf.Tag.Get("patchStrategy"),
 			mergeKey:  sf.Tag.Get("patchMergeKey"),
 			omitempty: strings.Contains(","+opts+",", ",omitempty,"),
+			quoted:    strings.Contains(","+opts+",", ",string,"),
 			single:    reflect.StructOf([]reflect.StructField{{Name: sf.Name, Type: sf.Type, Tag: sf.Tag}}),
 		}
 	}

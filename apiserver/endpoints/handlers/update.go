@@ -42,14 +42,8 @@ func (h *Handlers) Update(w http.ResponseWriter, r *http.Request, info endpoints
 	h.Codec.WriteObject(w, r, res, http.StatusOK, out)
 }
 
-// mayShare: the new object of a status update may share parts with the
-// current (shared) one. Status strategies only put the old spec back and
-// status validation only reads; a main-resource update defaults in place
-// (namespace labels) unless res's strategy copies on write (pods), and the
-// field manager rewrites the object.
+// mayShare: the new object of the request's update may share parts with
+// the current (shared) one (strategy.MayShare).
 func mayShare(ctx context.Context, res *registry.Resource, mode strategy.Mode) bool {
-	if endpoints.FieldManagerOf(ctx) != "" {
-		return false
-	}
-	return mode == strategy.Status || (mode == strategy.Main && res.PrepareForUpdateCopiesOnWrite)
+	return strategy.MayShare(res, mode, endpoints.FieldManagerOf(ctx))
 }

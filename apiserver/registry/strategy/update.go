@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/batchlet/batchlet/apiserver/genericstore"
+	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/apiserver/validation"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -107,4 +108,18 @@ func sameMemory(a, b reflect.Value) bool {
 	ab := unsafe.Slice((*byte)(a.Addr().UnsafePointer()), size)
 	bb := unsafe.Slice((*byte)(b.Addr().UnsafePointer()), size)
 	return bytes.Equal(ab, bb)
+}
+
+// MayShare says whether the new object of an update of res in mode, made
+// by fieldManager ("" when none was named), may share parts with the
+// current (shared, never written) object, so the patch need not deep-copy
+// it first. Status strategies only put the old spec back and status
+// validation only reads; a main-resource update defaults in place
+// (namespace labels) unless res's strategy copies on write (pods); and a
+// named field manager rewrites the object.
+func MayShare(res *registry.Resource, mode Mode, fieldManager string) bool {
+	if fieldManager != "" {
+		return false
+	}
+	return mode == Status || (mode == Main && res.PrepareForUpdateCopiesOnWrite)
 }
