@@ -6,10 +6,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/batchlet/batchlet/storage/memory"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -54,13 +54,18 @@ func BenchmarkCreatePodsWithInformers(b *testing.B) {
 // benchClient is a clientset over a fresh in-memory server, in-process.
 func benchClient(b *testing.B) kubernetes.Interface {
 	b.Helper()
-	srv, err := New(Config{Storage: memory.New(100000)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	client, err := kubernetes.NewForConfig(srv.InProcessConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
-	return client
+	return benchClientOf(b, "http")
+}
+
+// watchedPods is the default namespace's pod client of a fresh server,
+// with an informer watching all pods (as in a running cluster) until ctx
+// ends.
+func watchedPods(ctx context.Context, b *testing.B) corev1client.PodInterface {
+	b.Helper()
+	client := benchClient(b)
+	all := informers.NewSharedInformerFactory(client, 0)
+	all.Core().V1().Pods().Informer()
+	all.Start(ctx.Done())
+	all.WaitForCacheSync(ctx.Done())
+	return client.CoreV1().Pods("default")
 }

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 )
 
 // finalizerPatch is one way to take the Job tracking finalizer off a pod
@@ -44,14 +43,9 @@ var finalizerPatches = []finalizerPatch{
 func BenchmarkRemoveTrackingFinalizer(b *testing.B) {
 	for _, fp := range finalizerPatches {
 		b.Run(fp.name, func(b *testing.B) {
-			client := benchClient(b)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			all := informers.NewSharedInformerFactory(client, 0)
-			all.Core().V1().Pods().Informer()
-			all.Start(ctx.Done())
-			all.WaitForCacheSync(ctx.Done())
-			pods := client.CoreV1().Pods("default")
+			pods := watchedPods(ctx, b)
 			created := make([]*corev1.Pod, b.N)
 			for i := range b.N {
 				p := testPod(fmt.Sprintf("p%d", i), "n1")

@@ -7,21 +7,15 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 )
 
 // BenchmarkPatchPodStatus sends the node agent's kind of request — a
 // strategic merge patch of a pod's status — through the in-process config
 // while an informer watches the pods, as in a running cluster.
 func BenchmarkPatchPodStatus(b *testing.B) {
-	client := benchClient(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	all := informers.NewSharedInformerFactory(client, 0)
-	all.Core().V1().Pods().Informer()
-	all.Start(ctx.Done())
-	all.WaitForCacheSync(ctx.Done())
-	pods := client.CoreV1().Pods("default")
+	pods := watchedPods(ctx, b)
 	if _, err := pods.Create(ctx, testPod("p", "n1"), metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
@@ -39,14 +33,9 @@ func BenchmarkPatchPodStatus(b *testing.B) {
 // config while an informer watches the pods: every other patch adds the
 // finalizer back, so each one writes.
 func BenchmarkMetadataPatch(b *testing.B) {
-	client := benchClient(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	all := informers.NewSharedInformerFactory(client, 0)
-	all.Core().V1().Pods().Informer()
-	all.Start(ctx.Done())
-	all.WaitForCacheSync(ctx.Done())
-	pods := client.CoreV1().Pods("default")
+	pods := watchedPods(ctx, b)
 	if _, err := pods.Create(ctx, testPod("p", "n1"), metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
