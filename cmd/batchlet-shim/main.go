@@ -14,6 +14,7 @@ import (
 	"os"
 
 	_ "github.com/batchlet/batchlet/runtime/containerinit"
+	_ "github.com/batchlet/batchlet/runtime/containerinit/cinit"
 	_ "github.com/batchlet/batchlet/runtime/shim"
 )
 

@@ -95,9 +95,10 @@ type Spec struct {
 
 func init() {
 	isExec := len(os.Args) == 2 && os.Args[0] == ExecArg0
-	// An init's argv may end with the names of the variables its starter
-	// added for the Go runtime's start (shim.InitStart).
-	isInit := (len(os.Args) == 2 || len(os.Args) == 3) && os.Args[0] == Arg0
+	// An init's argv may hold the C init's plan (CPlan) and end with the
+	// names of the variables its starter added for the Go runtime's start
+	// (shim.InitStart).
+	isInit := len(os.Args) >= 2 && len(os.Args) <= 4 && os.Args[0] == Arg0
 	if !isExec && !isInit {
 		return
 	}
@@ -109,7 +110,7 @@ func init() {
 			os.Exit(code)
 		}
 	} else {
-		err = run(os.Args[1], os.Args[2:])
+		err = run(os.Args[1], initAdded(os.Args))
 	}
 	fmt.Fprint(status, err.Error())
 	os.Exit(128)

@@ -85,6 +85,13 @@ func initArgvAs(arg0 string, spec containerinit.Spec) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("container init spec: %w", err)
 	}
+	if arg0 == containerinit.Arg0 {
+		// The plan lets batchlet-shim's C init start the container
+		// without a Go runtime (runtime/containerinit/cinit).
+		if plan, ok := containerinit.CPlan(spec); ok {
+			return []string{arg0, string(b), plan}, nil
+		}
+	}
 	return []string{arg0, string(b)}, nil
 }
 
