@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "errtext.h"
+#include "trim.h"
 
 extern char **environ;
 
@@ -596,8 +597,6 @@ struct entries {
 	int *nfields;
 };
 
-static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
-
 // read_colon_file is readColonFile; 0 when the file cannot be read.
 static int read_colon_file(const char *path, struct entries *out) {
 	memset(out, 0, sizeof *out);
@@ -637,10 +636,7 @@ static int read_colon_file(const char *path, struct entries *out) {
 			*nl = 0;
 		char *s = line, *e = line + strlen(line);
 		line = nl ? nl + 1 : NULL;
-		while (s < e && is_space(*s))
-			s++;
-		while (e > s && is_space(e[-1]))
-			e--;
+		trim_space(&s, &e);
 		*e = 0;
 		if (!*s || *s == '#')
 			continue;

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/batchlet/batchlet/runtime/containerinit"
 	"github.com/batchlet/batchlet/runtime/shim"
@@ -57,7 +58,7 @@ func shimBinary(t *testing.T) string {
 // init) or without (the Go init), as the shim starts one, and returns the
 // container's output, what the init reported on the status descriptor
 // and the exit code.
-func startInit(t *testing.T, bin string, spec containerinit.Spec, plan string, env []string) (out, status string, code int) {
+func startInit(t testing.TB, bin string, spec containerinit.Spec, plan string, env []string) (out, status string, code int) {
 	t.Helper()
 	b, err := json.Marshal(spec)
 	if err != nil {
@@ -99,7 +100,9 @@ type fixture struct {
 	hosts, tmp, volume, hidden, podDir string
 }
 
-func newFixture(t *testing.T) fixture {
+func newFixture(t *testing.T) fixture { return newFixtureIn(t) }
+
+func newFixtureIn(t testing.TB) fixture {
 	t.Helper()
 	if err := os.MkdirAll(containerinit.HostTmp, 0o755); err != nil {
 		t.Fatal(err)
@@ -268,4 +271,39 @@ func lineDiff(a, b string) string {
 		}
 	}
 	return out.String()
+}
+
+// BenchmarkInitTrue starts a `true` container through each init (as the
+// shim does, new namespaces, the runtime's mounts) and reports the CPU the
+// container's processes used per start (user+system, from the children's
+// rusage), which does not depend on the machine's load as ns/op does.
+func BenchmarkInitTrue(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("container inits need root")
+	}
+	bin := filepath.Join(b.TempDir(), "batchlet-shim")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/batchlet-shim").CombinedOutput(); err != nil {
+		b.Fatalf("build batchlet-shim: %v: %s", err, out)
+	}
+	f := newFixtureIn(b)
+	spec := f.spec("true")
+	plan, _ := containerinit.CPlan(spec)
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+	for _, bc := range []struct{ name, plan string }{{"init=Go", ""}, {"init=C", plan}} {
+		b.Run(bc.name, func(b *testing.B) {
+			before := childCPU()
+			for b.Loop() {
+				if _, status, code := startInit(b, bin, spec, bc.plan, env); status != "" || code != 0 {
+					b.Fatalf("status %q, exit %d", status, code)
+				}
+			}
+			b.ReportMetric(float64((childCPU()-before).Microseconds())/float64(b.N)/1000, "cpu-ms/op")
+		})
+	}
+}
+
+func childCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
