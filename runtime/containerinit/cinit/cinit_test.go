@@ -307,3 +307,31 @@ func childCPU() time.Duration {
 	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// TestSameOpenFilesLimit: the Go init's runtime raises its soft limit of
+// open files to the hard one at start and restores it for the exec; the
+// C init never changes it. Both containers must see the starter's.
+func TestSameOpenFilesLimit(t *testing.T) {
+	bin := shimBinary(t)
+	f := newFixture(t)
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	if old.Max <= 512 {
+		t.Skipf("hard limit of open files %d: nothing to raise", old.Max)
+	}
+	low := syscall.Rlimit{Cur: 512, Max: old.Max}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old)
+	spec := f.spec("sh", "-c", "ulimit -Sn; ulimit -Hn")
+	plan, _ := containerinit.CPlan(spec)
+	env := []string{"PATH=/bin:/usr/bin"}
+	goOut, _, _ := startInit(t, bin, spec, "", env)
+	cOut, _, _ := startInit(t, bin, spec, plan, env)
+	if !strings.HasPrefix(goOut, "512\n") || cOut != goOut {
+		t.Errorf("soft and hard limits: Go init's container %q, C init's %q; want 512 first in both", goOut, cOut)
+	}
+}
