@@ -4,9 +4,11 @@
 // functions), in place of the whole batchlet binary: it links only those
 // two packages, the standard library and x/sys, so each start costs a
 // fraction of the page faults and runtime start-up of the agent's binary
-// (docs/runtimes.md, "Shims"). The agent uses it when it lies beside its
-// own executable and comes from the same build; otherwise the agent runs
-// itself in its place.
+// (docs/runtimes.md, "Shims"). Built with cgo it also links the C
+// container init (runtime/containerinit/cinit), which starts host
+// containers before the Go runtime starts at all ("The C init"). The agent
+// uses it when it lies beside its own executable and comes from the same
+// build; otherwise the agent runs itself in its place.
 package main
 
 import (
