@@ -831,16 +831,27 @@ static void limit_caps(uint64_t keep) {
 		fail("clear ambient capabilities: %s", E(errno));
 }
 
+// The system calls that take 32-bit ids (creds_ids16.go, creds_ids32.go).
+#if defined(__i386__) || defined(__arm__)
+#define SYS_SETGROUPS SYS_setgroups32
+#define SYS_SETRESGID SYS_setresgid32
+#define SYS_SETRESUID SYS_setresuid32
+#else
+#define SYS_SETGROUPS SYS_setgroups
+#define SYS_SETRESGID SYS_setresgid
+#define SYS_SETRESUID SYS_setresuid
+#endif
+
 static void apply_ids(const struct ids *ids) {
 	uint32_t *gids = xmalloc(sizeof(uint32_t) * (ids->ngroups + 1));
 	for (int i = 0; i < ids->ngroups; i++)
 		gids[i] = (uint32_t)ids->groups[i];
-	if (syscall(SYS_setgroups, (unsigned long)ids->ngroups, ids->ngroups ? gids : NULL) < 0)
+	if (syscall(SYS_SETGROUPS, (unsigned long)ids->ngroups, ids->ngroups ? gids : NULL) < 0)
 		fail("setgroups: %s", E(errno));
 	unsigned long gid = (unsigned long)ids->gid, uid = (unsigned long)ids->uid;
-	if (syscall(SYS_setresgid, gid, gid, gid) < 0)
+	if (syscall(SYS_SETRESGID, gid, gid, gid) < 0)
 		fail("setgid %lld: %s", ids->gid, E(errno));
-	if (syscall(SYS_setresuid, uid, uid, uid) < 0)
+	if (syscall(SYS_SETRESUID, uid, uid, uid) < 0)
 		fail("setuid %lld: %s", ids->uid, E(errno));
 }
 
