@@ -65,6 +65,8 @@ type Store struct {
 	log   *slog.Logger
 	// entCache holds each object's newest served JSON (lists, watches).
 	entCache *latestCache[*StoredEntry]
+	// pbItems holds each object's newest protobuf list item (lists).
+	pbItems *encodedItems
 	// decCache holds decoded versions shared read-only by watches and
 	// updates.
 	decCache *ringCache[runtime.Object]
@@ -78,6 +80,7 @@ func New(cfg Config) *Store {
 	return &Store{
 		cfg: cfg, store: cfg.Backend, clock: cfg.Clock, log: cfg.Logger,
 		entCache:   newLatestCache[*StoredEntry](entryCacheSize),
+		pbItems:    newEncodedItems(encodedItemsSize, encodedItemsBytes),
 		decCache:   newSizedRingCache[runtime.Object](versionCacheSize, versionCacheBytes),
 		localCache: newSizedRingCache[runtime.Object](versionCacheSize, versionCacheBytes),
 	}

@@ -70,13 +70,8 @@ func (s *Store) List(ctx context.Context, res *registry.Resource, namespace stri
 // ListStored is List without decoding what the selectors did not
 // need.
 func (s *Store) ListStored(ctx context.Context, res *registry.Resource, namespace string, f *Filter, limit int64, cont, rv, rvMatch string) (*ListResult, error) {
-	return s.listStored(ctx, res, namespace, f, limit, cont, rv, rvMatch, nil)
-}
-
-// listStored is ListStored, copying into arena when it is not nil.
-func (s *Store) listStored(ctx context.Context, res *registry.Resource, namespace string, f *Filter, limit int64, cont, rv, rvMatch string, arena *copyArena) (*ListResult, error) {
-	sc, err := s.scanList(ctx, res, namespace, f, limit, cont, rv, rvMatch, false, arena)
-	if err != nil {
+	sc := newListScan(s, res, f, limit, false)
+	if err := s.runScan(ctx, sc, namespace, cont, rv, rvMatch); err != nil {
 		return nil, err
 	}
 	out := &ListResult{Rev: sc.rev, Cont: sc.cont, Remaining: sc.remaining, KVs: make([]storage.KeyValue, len(sc.items)), Items: make([]runtime.Object, len(sc.items))}
@@ -90,24 +85,21 @@ func (s *Store) listStored(ctx context.Context, res *registry.Resource, namespac
 // copies out of the store only the versions the entry cache misses.
 // Each of its items has its entry.
 func (s *Store) ListEntries(ctx context.Context, res *registry.Resource, namespace string, f *Filter, limit int64, cont, rv, rvMatch string) ([]ListItem, metav1.ListMeta, error) {
-	sc, err := s.scanList(ctx, res, namespace, f, limit, cont, rv, rvMatch, true, nil)
-	if err != nil {
+	sc := newListScan(s, res, f, limit, true)
+	if err := s.runScan(ctx, sc, namespace, cont, rv, rvMatch); err != nil {
 		return nil, metav1.ListMeta{}, err
 	}
 	return sc.items, sc.listMeta(), nil
 }
 
-func (s *Store) scanList(ctx context.Context, res *registry.Resource, namespace string, f *Filter, limit int64, cont, rv, rvMatch string, entries bool, arena *copyArena) (*listScan, error) {
+// runScan runs sc over namespace with the continue and resourceVersion
+// parameters of a list.
+func (s *Store) runScan(ctx context.Context, sc *listScan, namespace, cont, rv, rvMatch string) error {
 	opts, err := s.listOptions(ctx, cont, rv, rvMatch)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	sc := newListScan(s, res, f, limit, entries)
-	sc.arena = arena
-	if err := sc.run(ctx, KeyPrefix(res, namespace), opts, cont != ""); err != nil {
-		return nil, err
-	}
-	return sc, nil
+	return sc.run(ctx, KeyPrefix(sc.res, namespace), opts, cont != "")
 }
 
 // DecodeItems decodes the items of lr no selector decoded.
