@@ -23,6 +23,7 @@ package genericstore
 
 import (
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
@@ -67,6 +68,10 @@ type Store struct {
 	entCache *latestCache[*StoredEntry]
 	// pbItems holds each object's newest protobuf list item (lists).
 	pbItems *encodedItems
+	// listBufs holds the 64 KB write buffers of finished list answers;
+	// scanSlices and streamBatches the candidate slices of finished
+	// protobuf lists and streamed batches.
+	listBufs, scanSlices, streamBatches sync.Pool
 	// decCache holds decoded versions shared read-only by watches and
 	// updates.
 	decCache *ringCache[runtime.Object]

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -140,17 +141,17 @@ func (s *Store) WriteList(w http.ResponseWriter, res *registry.Resource, items [
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	lw.begin(w)
+	lw.begin(w, s.listBuffer(w))
 	for _, it := range items {
 		lw.item(it.ent)
 	}
-	lw.end()
+	s.releaseListBuffer(lw.end())
 	return nil
 }
 
 // listWriter writes a list answer: the envelope of an empty list (encoded
 // by the resource's own list type) with the items spliced in, through a
-// buffer of 64 KB, which the HTTP/2 connection sends in whole frames.
+// buffer of listBuffer's.
 type listWriter struct {
 	env    []byte // the empty list's JSON less its closing `]}`
 	prefix []byte // see itemPrefix
@@ -200,10 +201,11 @@ func (lw *listWriter) check(ent *StoredEntry) error {
 	return nil
 }
 
-func (lw *listWriter) begin(w http.ResponseWriter) {
+// begin starts the answer on w through bw, a buffer writing to w.
+func (lw *listWriter) begin(w http.ResponseWriter, bw *bufio.Writer) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	lw.bw = bufio.NewWriterSize(w, 64<<10)
+	lw.bw = bw
 	_, _ = lw.bw.Write(lw.env)
 }
 
@@ -216,9 +218,28 @@ func (lw *listWriter) item(ent *StoredEntry) {
 	writeListItem(lw.bw, lw.prefix, ent.data)
 }
 
-func (lw *listWriter) end() {
+// end closes the answer and returns its buffer.
+func (lw *listWriter) end() *bufio.Writer {
 	_, _ = lw.bw.WriteString("]}\n")
 	_ = lw.bw.Flush()
+	return lw.bw
+}
+
+// listBuffer returns a 64 KB buffer writing to w, which the HTTP/2
+// connection sends in whole frames: one of the buffers earlier answers
+// released, or a new one.
+func (s *Store) listBuffer(w io.Writer) *bufio.Writer {
+	if bw, ok := s.listBufs.Get().(*bufio.Writer); ok {
+		bw.Reset(w)
+		return bw
+	}
+	return bufio.NewWriterSize(w, 64<<10)
+}
+
+// releaseListBuffer hands back a buffer of a finished answer (flushed).
+func (s *Store) releaseListBuffer(bw *bufio.Writer) {
+	bw.Reset(nil)
+	s.listBufs.Put(bw)
 }
 
 // revisionWait is how long a request naming a future resourceVersion waits

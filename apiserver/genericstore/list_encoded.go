@@ -116,3 +116,23 @@ func (s *Store) encodedItemOf(res *registry.Resource, view string, key []byte, k
 	s.pbItems.add(view, string(key), it)
 	return it, nil
 }
+
+// scanItems returns an empty slice of candidates to scan into: the slice
+// of an earlier protobuf list, or nil. A list of 10,000s otherwise leaves
+// its grown slices (about twice its final one) as garbage.
+func (s *Store) scanItems() []ListItem {
+	if p, ok := s.scanSlices.Get().(*[]ListItem); ok {
+		return (*p)[:0]
+	}
+	return nil
+}
+
+// releaseScanItems hands back the slice of a written list.
+func (s *Store) releaseScanItems(items []ListItem) {
+	if cap(items) == 0 {
+		return
+	}
+	clear(items[:cap(items)])
+	items = items[:0]
+	s.scanSlices.Put(&items)
+}

@@ -1,7 +1,6 @@
 package genericstore
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -50,35 +49,39 @@ func ServesProtobufList(res *registry.Resource) bool {
 func (s *Store) ProtobufList(ctx context.Context, w http.ResponseWriter, res *registry.Resource, namespace string, f *Filter, limit int64, cont, rv, rvMatch string) error {
 	sc := newListScan(s, res, f, limit, false)
 	sc.encoded, sc.arena = true, &copyArena{}
+	sc.items = s.scanItems()
+	defer func() { s.releaseScanItems(sc.items) }()
 	if err := s.runScan(ctx, sc, namespace, cont, rv, rvMatch); err != nil {
 		return err
 	}
-	items := make([]*encodedItem, len(sc.items))
-	for i, it := range sc.items {
-		if items[i] = it.pb; it.pb == nil {
-			kv := it.st.kv
-			var err error
-			if items[i], err = s.encodedItemOf(res, sc.view, []byte(kv.Key), kv); err != nil {
-				return apierrors.NewInternalError(fmt.Errorf("%s %s: %w", res.Kind, kv.Key, err))
-			}
+	for i := range sc.items {
+		it := &sc.items[i]
+		if it.pb != nil {
+			continue
+		}
+		kv := it.st.kv
+		var err error
+		if it.pb, err = s.encodedItemOf(res, sc.view, []byte(kv.Key), kv); err != nil {
+			return apierrors.NewInternalError(fmt.Errorf("%s %s: %w", res.Kind, kv.Key, err))
 		}
 	}
-	return writeProtobufList(w, res, items, sc.listMeta())
+	return s.writeProtobufList(w, res, sc.items, sc.listMeta())
 }
 
-// writeProtobufList answers with items as a protobuf list with lm.
-func writeProtobufList(w http.ResponseWriter, res *registry.Resource, items []*encodedItem, lm metav1.ListMeta) error {
+// writeProtobufList answers with items (each with its encoded item) as a
+// protobuf list with lm.
+func (s *Store) writeProtobufList(w http.ResponseWriter, res *registry.Resource, items []ListItem, lm metav1.ListMeta) error {
 	prefix, list0, suffix, err := protobufListEnvelope(res, lm)
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
 	size := len(list0)
 	for _, it := range items {
-		size += 1 + uvarintLen(uint64(len(it.msg))) + len(it.msg)
+		size += 1 + uvarintLen(uint64(len(it.pb.msg))) + len(it.pb.msg)
 	}
 	w.Header().Set("Content-Type", runtime.ContentTypeProtobuf)
 	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(w, 64<<10)
+	bw := s.listBuffer(w)
 	var scratch [binary.MaxVarintLen64]byte
 	_, _ = bw.Write(prefix)
 	_ = bw.WriteByte(tagUnknownRaw)
@@ -86,11 +89,12 @@ func writeProtobufList(w http.ResponseWriter, res *registry.Resource, items []*e
 	_, _ = bw.Write(list0)
 	for _, it := range items {
 		_ = bw.WriteByte(tagListItems)
-		_, _ = bw.Write(binary.AppendUvarint(scratch[:0], uint64(len(it.msg))))
-		_, _ = bw.Write(it.msg)
+		_, _ = bw.Write(binary.AppendUvarint(scratch[:0], uint64(len(it.pb.msg))))
+		_, _ = bw.Write(it.pb.msg)
 	}
 	_, _ = bw.Write(suffix)
 	_ = bw.Flush() // a failed write is a client gone: nothing to answer
+	s.releaseListBuffer(bw)
 	return nil
 }
 
