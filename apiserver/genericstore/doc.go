@@ -23,6 +23,7 @@ package genericstore
 
 import (
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/batchlet/batchlet/apiserver/registry"
@@ -65,6 +66,12 @@ type Store struct {
 	log   *slog.Logger
 	// entCache holds each object's newest served JSON (lists, watches).
 	entCache *latestCache[*StoredEntry]
+	// pbItems holds each object's newest protobuf list item (lists).
+	pbItems *encodedItems
+	// listBufs holds the 64 KB write buffers of finished list answers;
+	// scanSlices and streamBatches the candidate slices of finished
+	// protobuf lists and streamed batches.
+	listBufs, scanSlices, streamBatches sync.Pool
 	// decCache holds decoded versions shared read-only by watches and
 	// updates.
 	decCache *ringCache[runtime.Object]
@@ -78,6 +85,7 @@ func New(cfg Config) *Store {
 	return &Store{
 		cfg: cfg, store: cfg.Backend, clock: cfg.Clock, log: cfg.Logger,
 		entCache:   newLatestCache[*StoredEntry](entryCacheSize),
+		pbItems:    newEncodedItems(encodedItemsSize, encodedItemsBytes),
 		decCache:   newSizedRingCache[runtime.Object](versionCacheSize, versionCacheBytes),
 		localCache: newSizedRingCache[runtime.Object](versionCacheSize, versionCacheBytes),
 	}

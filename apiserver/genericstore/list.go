@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -70,13 +71,8 @@ func (s *Store) List(ctx context.Context, res *registry.Resource, namespace stri
 // ListStored is List without decoding what the selectors did not
 // need.
 func (s *Store) ListStored(ctx context.Context, res *registry.Resource, namespace string, f *Filter, limit int64, cont, rv, rvMatch string) (*ListResult, error) {
-	return s.listStored(ctx, res, namespace, f, limit, cont, rv, rvMatch, nil)
-}
-
-// listStored is ListStored, copying into arena when it is not nil.
-func (s *Store) listStored(ctx context.Context, res *registry.Resource, namespace string, f *Filter, limit int64, cont, rv, rvMatch string, arena *copyArena) (*ListResult, error) {
-	sc, err := s.scanList(ctx, res, namespace, f, limit, cont, rv, rvMatch, false, arena)
-	if err != nil {
+	sc := newListScan(s, res, f, limit, false)
+	if err := s.runScan(ctx, sc, namespace, cont, rv, rvMatch); err != nil {
 		return nil, err
 	}
 	out := &ListResult{Rev: sc.rev, Cont: sc.cont, Remaining: sc.remaining, KVs: make([]storage.KeyValue, len(sc.items)), Items: make([]runtime.Object, len(sc.items))}
@@ -90,24 +86,21 @@ func (s *Store) listStored(ctx context.Context, res *registry.Resource, namespac
 // copies out of the store only the versions the entry cache misses.
 // Each of its items has its entry.
 func (s *Store) ListEntries(ctx context.Context, res *registry.Resource, namespace string, f *Filter, limit int64, cont, rv, rvMatch string) ([]ListItem, metav1.ListMeta, error) {
-	sc, err := s.scanList(ctx, res, namespace, f, limit, cont, rv, rvMatch, true, nil)
-	if err != nil {
+	sc := newListScan(s, res, f, limit, true)
+	if err := s.runScan(ctx, sc, namespace, cont, rv, rvMatch); err != nil {
 		return nil, metav1.ListMeta{}, err
 	}
 	return sc.items, sc.listMeta(), nil
 }
 
-func (s *Store) scanList(ctx context.Context, res *registry.Resource, namespace string, f *Filter, limit int64, cont, rv, rvMatch string, entries bool, arena *copyArena) (*listScan, error) {
+// runScan runs sc over namespace with the continue and resourceVersion
+// parameters of a list.
+func (s *Store) runScan(ctx context.Context, sc *listScan, namespace, cont, rv, rvMatch string) error {
 	opts, err := s.listOptions(ctx, cont, rv, rvMatch)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	sc := newListScan(s, res, f, limit, entries)
-	sc.arena = arena
-	if err := sc.run(ctx, KeyPrefix(res, namespace), opts, cont != ""); err != nil {
-		return nil, err
-	}
-	return sc, nil
+	return sc.run(ctx, KeyPrefix(sc.res, namespace), opts, cont != "")
 }
 
 // DecodeItems decodes the items of lr no selector decoded.
@@ -148,17 +141,17 @@ func (s *Store) WriteList(w http.ResponseWriter, res *registry.Resource, items [
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	lw.begin(w)
+	lw.begin(w, s.listBuffer(w))
 	for _, it := range items {
 		lw.item(it.ent)
 	}
-	lw.end()
+	s.releaseListBuffer(lw.end())
 	return nil
 }
 
 // listWriter writes a list answer: the envelope of an empty list (encoded
 // by the resource's own list type) with the items spliced in, through a
-// buffer of 64 KB, which the HTTP/2 connection sends in whole frames.
+// buffer of listBuffer's.
 type listWriter struct {
 	env    []byte // the empty list's JSON less its closing `]}`
 	prefix []byte // see itemPrefix
@@ -208,10 +201,11 @@ func (lw *listWriter) check(ent *StoredEntry) error {
 	return nil
 }
 
-func (lw *listWriter) begin(w http.ResponseWriter) {
+// begin starts the answer on w through bw, a buffer writing to w.
+func (lw *listWriter) begin(w http.ResponseWriter, bw *bufio.Writer) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	lw.bw = bufio.NewWriterSize(w, 64<<10)
+	lw.bw = bw
 	_, _ = lw.bw.Write(lw.env)
 }
 
@@ -224,9 +218,28 @@ func (lw *listWriter) item(ent *StoredEntry) {
 	writeListItem(lw.bw, lw.prefix, ent.data)
 }
 
-func (lw *listWriter) end() {
+// end closes the answer and returns its buffer.
+func (lw *listWriter) end() *bufio.Writer {
 	_, _ = lw.bw.WriteString("]}\n")
 	_ = lw.bw.Flush()
+	return lw.bw
+}
+
+// listBuffer returns a 64 KB buffer writing to w, which the HTTP/2
+// connection sends in whole frames: one of the buffers earlier answers
+// released, or a new one.
+func (s *Store) listBuffer(w io.Writer) *bufio.Writer {
+	if bw, ok := s.listBufs.Get().(*bufio.Writer); ok {
+		bw.Reset(w)
+		return bw
+	}
+	return bufio.NewWriterSize(w, 64<<10)
+}
+
+// releaseListBuffer hands back a buffer of a finished answer (flushed).
+func (s *Store) releaseListBuffer(bw *bufio.Writer) {
+	bw.Reset(nil)
+	s.listBufs.Put(bw)
 }
 
 // revisionWait is how long a request naming a future resourceVersion waits

@@ -1,7 +1,6 @@
 package genericstore
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -44,43 +43,58 @@ func ServesProtobufList(res *registry.Resource) bool {
 
 // ProtobufList answers a list of res (which must pass ServesProtobufList)
 // in protobuf, honouring selectors, limit, continue and resourceVersion as
-// List does. An error means nothing was written: the caller answers with
-// it.
+// List does. Items come from the cache of encoded items (made there from
+// the stored bytes on a miss). An error means nothing was written: the
+// caller answers with it.
 func (s *Store) ProtobufList(ctx context.Context, w http.ResponseWriter, res *registry.Resource, namespace string, f *Filter, limit int64, cont, rv, rvMatch string) error {
-	lr, err := s.listStored(ctx, res, namespace, f, limit, cont, rv, rvMatch, &copyArena{})
-	if err != nil {
+	sc := newListScan(s, res, f, limit, false)
+	sc.encoded, sc.arena = true, &copyArena{}
+	sc.items = s.scanItems()
+	defer func() { s.releaseScanItems(sc.items) }()
+	if err := s.runScan(ctx, sc, namespace, cont, rv, rvMatch); err != nil {
 		return err
 	}
-	return s.writeProtobufList(w, res, lr)
+	for i := range sc.items {
+		it := &sc.items[i]
+		if it.pb != nil {
+			continue
+		}
+		kv := it.st.kv
+		var err error
+		if it.pb, err = s.encodedItemOf(res, sc.view, []byte(kv.Key), kv); err != nil {
+			return apierrors.NewInternalError(fmt.Errorf("%s %s: %w", res.Kind, kv.Key, err))
+		}
+	}
+	return s.writeProtobufList(w, res, sc.items, sc.listMeta())
 }
 
-// writeProtobufList answers with lr's items as a protobuf list.
-func (s *Store) writeProtobufList(w http.ResponseWriter, res *registry.Resource, lr *ListResult) error {
-	prefix, list0, suffix, err := protobufListEnvelope(res, lr.ListMeta())
+// writeProtobufList answers with items (each with its encoded item) as a
+// protobuf list with lm.
+func (s *Store) writeProtobufList(w http.ResponseWriter, res *registry.Resource, items []ListItem, lm metav1.ListMeta) error {
+	prefix, list0, suffix, err := protobufListEnvelope(res, lm)
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	items := make([]protobufItem, len(lr.KVs))
 	size := len(list0)
-	for i, kv := range lr.KVs {
-		if err := items[i].plan(res, kv.Value, kv.ModRevision); err != nil {
-			return apierrors.NewInternalError(fmt.Errorf("%s %s: %w", res.Kind, kv.Key, err))
-		}
-		size += items[i].size()
+	for _, it := range items {
+		size += 1 + uvarintLen(uint64(len(it.pb.msg))) + len(it.pb.msg)
 	}
 	w.Header().Set("Content-Type", runtime.ContentTypeProtobuf)
 	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(w, 64<<10)
-	var scratch [2 * binary.MaxVarintLen64]byte
+	bw := s.listBuffer(w)
+	var scratch [binary.MaxVarintLen64]byte
 	_, _ = bw.Write(prefix)
 	_ = bw.WriteByte(tagUnknownRaw)
 	_, _ = bw.Write(binary.AppendUvarint(scratch[:0], uint64(size)))
 	_, _ = bw.Write(list0)
-	for i := range items {
-		items[i].write(bw, scratch[:0])
+	for _, it := range items {
+		_ = bw.WriteByte(tagListItems)
+		_, _ = bw.Write(binary.AppendUvarint(scratch[:0], uint64(len(it.pb.msg))))
+		_, _ = bw.Write(it.pb.msg)
 	}
 	_, _ = bw.Write(suffix)
 	_ = bw.Flush() // a failed write is a client gone: nothing to answer
+	s.releaseListBuffer(bw)
 	return nil
 }
 
@@ -214,27 +228,17 @@ func (it *protobufItem) objLen() int {
 	return 1 + uvarintLen(uint64(it.metaLen())) + it.metaLen() + len(it.obj) - it.mend
 }
 
-// size is the length of the item in the list: tag, length, message.
-func (it *protobufItem) size() int {
-	n := it.objLen()
-	return 1 + uvarintLen(uint64(n)) + n
-}
-
-// write writes the item, using scratch for varints.
-func (it *protobufItem) write(w *bufio.Writer, scratch []byte) {
-	_ = w.WriteByte(tagListItems)
-	_, _ = w.Write(binary.AppendUvarint(scratch, uint64(it.objLen())))
+// appendMsg appends the item's message to b.
+func (it *protobufItem) appendMsg(b []byte) []byte {
 	if it.whole != nil {
-		_, _ = w.Write(it.whole)
-		return
+		return append(b, it.whole...)
 	}
-	_ = w.WriteByte(tagMetadata)
-	_, _ = w.Write(binary.AppendUvarint(scratch, uint64(it.metaLen())))
-	_, _ = w.Write(it.obj[it.mstart:it.rvOff])
-	_ = w.WriteByte(tagResourceVersion)
-	_ = w.WriteByte(byte(len(it.rv)))
-	_, _ = w.WriteString(it.rv)
-	_, _ = w.Write(it.obj[it.rvOff+2:])
+	b = append(b, tagMetadata)
+	b = binary.AppendUvarint(b, uint64(it.metaLen()))
+	b = append(b, it.obj[it.mstart:it.rvOff]...)
+	b = append(b, tagResourceVersion, byte(len(it.rv)))
+	b = append(b, it.rv...)
+	return append(b, it.obj[it.rvOff+2:]...)
 }
 
 func hasProtobufMagic(value []byte) bool {

@@ -1,9 +1,7 @@
 package genericstore
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/binary"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,12 +42,9 @@ func TestProtobufListItemSplicesStoredBytes(t *testing.T) {
 			if it.whole != nil {
 				t.Fatal("item was encoded again instead of spliced")
 			}
-			var got bytes.Buffer
-			bw := bufio.NewWriter(&got)
-			it.write(bw, nil)
-			_ = bw.Flush()
-			if got.Len() != it.size() {
-				t.Fatalf("wrote %d bytes, size says %d", got.Len(), it.size())
+			got := it.appendMsg(nil)
+			if len(got) != it.objLen() {
+				t.Fatalf("made %d bytes, objLen says %d", len(got), it.objLen())
 			}
 			want := tc.obj.DeepCopyObject()
 			Accessor(want).SetResourceVersion(strconv.FormatInt(tc.rev, 10))
@@ -58,9 +53,8 @@ func TestProtobufListItemSplicesStoredBytes(t *testing.T) {
 			if _, err := m.MarshalTo(msg); err != nil {
 				t.Fatal(err)
 			}
-			wantItem := append(binary.AppendUvarint([]byte{tagListItems}, uint64(len(msg))), msg...)
-			if !bytes.Equal(got.Bytes(), wantItem) {
-				t.Fatalf("item\n got %q\nwant %q", got.Bytes(), wantItem)
+			if !bytes.Equal(got, msg) {
+				t.Fatalf("item\n got %q\nwant %q", got, msg)
 			}
 		})
 	}

@@ -19,14 +19,17 @@ import (
 // listScan answers one list request: the stored versions of res under a
 // prefix that pass f, in key order, within limit, continue and
 // resourceVersion. With entries it collects each match's cached entry,
-// copying no value the entry cache has; otherwise each match's stored
-// version (a copy) and, where matching needed it, its decoded object.
+// copying no value the entry cache has; with encoded, each match's
+// protobuf list item where consider can tell it matches; otherwise each
+// match's stored version (a copy) and, where matching needed it, its
+// decoded object.
 type listScan struct {
 	s       *Store
 	res     *registry.Resource
 	f       *Filter
 	limit   int64
 	entries bool
+	encoded bool
 	view    string // viewOf(res), named once for all the entry lookups
 	// arena, when set, holds the copies of stored versions and slab their
 	// storedItems: a few allocations per list instead of two per item, for
@@ -39,10 +42,12 @@ type listScan struct {
 	remaining *int64
 }
 
-// ListItem is one candidate of a scan: its cached entry, or a copy of its
-// stored version, or both. Small, as a list of 10,000s holds one each.
+// ListItem is one candidate of a scan: its cached entry, or its protobuf
+// list item, or a copy of its stored version, or an entry and a copy.
+// Small, as a list of 10,000s holds one each.
 type ListItem struct {
 	ent *StoredEntry
+	pb  *encodedItem
 	st  *storedItem
 }
 
@@ -156,7 +161,11 @@ func (sc *listScan) consider(key []byte, kv storage.KeyValue) {
 	case !sc.f.labels.Matches(labels.Set(it.ent.labels)):
 		return
 	}
-	if undecided || !sc.entries {
+	if sc.encoded && !undecided {
+		// On an error the copy below goes on, to fail where it is written.
+		it.pb, _ = sc.s.encodedItemOf(sc.res, sc.view, key, kv)
+	}
+	if it.pb == nil && (undecided || !sc.entries) {
 		kv.Key = string(key)
 		if sc.arena != nil {
 			kv.Value = sc.arena.copy(kv.Value)

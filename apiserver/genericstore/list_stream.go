@@ -48,7 +48,7 @@ func (s *Store) StreamList(w http.ResponseWriter, r *http.Request, res *registry
 	if done && err != nil {
 		return sc.storeError(err, opts.Revision)
 	}
-	lw.begin(w)
+	lw.begin(w, s.listBuffer(w))
 	for {
 		for _, batch := range batches {
 			if err := sc.writeBatch(lw, batch); err != nil {
@@ -57,6 +57,7 @@ func (s *Store) StreamList(w http.ResponseWriter, r *http.Request, res *registry
 				s.log.Error("stream list", "resource", res.Kind, "err", err)
 				return nil
 			}
+			s.releaseStreamBatch(batch)
 		}
 		if done {
 			break
@@ -70,7 +71,7 @@ func (s *Store) StreamList(w http.ResponseWriter, r *http.Request, res *registry
 		s.log.Error("stream list", "resource", res.Kind, "err", err)
 		return nil
 	}
-	lw.end()
+	s.releaseListBuffer(lw.end())
 	return nil
 }
 
@@ -81,7 +82,7 @@ func (sc *listScan) walkInto(ctx context.Context, q *candidateQueue, prefix stri
 		sc.consider(key, kv)
 		if len(sc.items) == cap(sc.items) {
 			q.push(sc.items)
-			sc.items = make([]ListItem, 0, streamBatch)
+			sc.items = sc.s.streamBatch()
 		}
 		return false, nil
 	})
@@ -157,4 +158,23 @@ func (q *candidateQueue) take() ([][]ListItem, bool, error) {
 		}
 		<-q.ready
 	}
+}
+
+// streamBatch returns an empty batch of streamBatch candidates: one
+// written earlier, or a new one.
+func (s *Store) streamBatch() []ListItem {
+	if p, ok := s.streamBatches.Get().(*[]ListItem); ok {
+		return (*p)[:0]
+	}
+	return make([]ListItem, 0, streamBatch)
+}
+
+// releaseStreamBatch hands back a written batch.
+func (s *Store) releaseStreamBatch(batch []ListItem) {
+	if cap(batch) != streamBatch {
+		return // the small first one
+	}
+	clear(batch)
+	batch = batch[:0]
+	s.streamBatches.Put(&batch)
 }
