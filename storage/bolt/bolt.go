@@ -432,6 +432,7 @@ func (b *Backend) Close() error {
 	<-b.ckptD
 	b.hub.Close()
 	err := b.checkpoint()
+	b.logStats()
 	b.mu.RLock()
 	checkpointed := b.rev.Load()
 	if len(b.ov.pending) > 0 {

@@ -68,3 +68,11 @@ func (b *Backend) Stats() Stats {
 		Pending:       int64(pending),
 	}
 }
+
+// logStats reports at close how writes were batched, the figure that says
+// what each durable write cost in fsyncs.
+func (b *Backend) logStats() {
+	st := b.Stats()
+	b.opts.Logger.Debug("store closing", "file", b.path, "writes", st.Writes, "groupCommits", st.Commits,
+		"writesPerCommit", st.WritesPerCommit(), "maxBatch", st.MaxBatch, "checkpoints", st.Checkpoints)
+}
