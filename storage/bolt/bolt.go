@@ -161,6 +161,7 @@ type Backend struct {
 	ckptD   chan struct{} // closed when the checkpointer has exited
 	compMu  sync.Mutex    // serialises compactions
 	ckptMu  sync.Mutex    // serialises checkpoints
+	arena   recordArena   // the records of a checkpoint; under ckptMu
 
 	stats counters
 }

@@ -54,7 +54,7 @@ func (b *Backend) checkpoint() error {
 	}
 	last := events[len(events)-1].KV.ModRevision
 	err := b.db.Update(func(tx *bbolt.Tx) error {
-		if err := applyEvents(tx.Bucket(bucketKV), tx.Bucket(bucketLog), events); err != nil {
+		if err := applyEvents(tx.Bucket(bucketKV), tx.Bucket(bucketLog), events, &b.arena); err != nil {
 			return err
 		}
 		meta := tx.Bucket(bucketMeta)
@@ -63,6 +63,7 @@ func (b *Backend) checkpoint() error {
 		}
 		return meta.Put(metaRev, revKey(last))
 	})
+	b.arena.reset() // the transaction has ended: bbolt holds no record any more
 	b.stats.checkpoints.Add(1)
 	b.noteSpace(causeCheckpoint, err)
 	if err != nil {

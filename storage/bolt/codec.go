@@ -67,6 +67,11 @@ func revKey(rev int64) []byte {
 	return b[:]
 }
 
+// appendRevKey appends the log key of rev to buf.
+func appendRevKey(buf []byte, rev int64) []byte {
+	return binary.BigEndian.AppendUint64(buf, uint64(rev))
+}
+
 func keyRev(k []byte) int64 { return int64(binary.BigEndian.Uint64(k)) }
 
 func encodeKV(buf []byte, createRev, modRev int64, value []byte) []byte {
