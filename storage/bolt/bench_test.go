@@ -170,6 +170,7 @@ func BenchmarkSimPodMix(b *testing.B) {
 	if commits := float64(st.Commits - before.Commits); commits > 0 {
 		b.ReportMetric(float64(st.Writes-before.Writes)/commits, "writes/walsync")
 	}
+	b.ReportMetric(float64(st.WALBytes-before.WALBytes)/float64(b.N), "walB/op")
 }
 
 // simPod makes the 7 writes of one sim pod's life.

@@ -267,7 +267,11 @@ func (b *Backend) recover(path string) error {
 	if err := b.checkWALPresent(path, segs); err != nil {
 		return err
 	}
-	replay, torn, err := readSegments(segs, b.rev.Load())
+	records, torn, err := readSegments(segs, b.rev.Load())
+	if err != nil {
+		return err
+	}
+	replay, err := b.resolvePrevs(records)
 	if err != nil {
 		return err
 	}

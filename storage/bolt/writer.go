@@ -151,7 +151,9 @@ func (b *Backend) appendWAL(events []storage.Event) error {
 	if b.walErr != nil {
 		return b.walErr
 	}
+	size := b.wal.size
 	rolledBack, err := b.wal.append(events)
+	b.stats.walBytes.Add(b.wal.size - size)
 	if err != nil && rolledBack && isNoSpace(err) {
 		b.noteSpace(causeAppend, err)
 		return err
