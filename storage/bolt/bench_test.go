@@ -3,6 +3,7 @@ package bolt_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -135,7 +136,7 @@ func BenchmarkCreateUpdate8(b *testing.B) {
 // the checkpoints into bbolt too, so B/op and
 // allocs/op are the store's whole cost per pod.
 func BenchmarkSimPodMix(b *testing.B) {
-	be, _ := openTemp(b, bolt.Options{CompactInterval: -1})
+	be, path := openTemp(b, bolt.Options{CompactInterval: -1})
 	pod := make([]byte, 2600) // a sim pod as stored (protobuf), about
 	status := make([]byte, 3100)
 	event := make([]byte, 700)
@@ -171,6 +172,9 @@ func BenchmarkSimPodMix(b *testing.B) {
 		b.ReportMetric(float64(st.Writes-before.Writes)/commits, "writes/walsync")
 	}
 	b.ReportMetric(float64(st.WALBytes-before.WALBytes)/float64(b.N), "walB/op")
+	if info, err := os.Stat(path); err == nil { // all of the log: nothing is compacted
+		b.ReportMetric(float64(info.Size())/float64(b.N), "fileB/op")
+	}
 }
 
 // simPod makes the 7 writes of one sim pod's life.

@@ -387,10 +387,11 @@ func readTail(logB *bbolt.Bucket, n int, legacyUpTo int64) ([]storage.Event, err
 	var rev []storage.Event
 	c := logB.Cursor()
 	for k, v := c.Last(); k != nil && len(rev) < n; k, v = c.Prev() {
-		ev, err := decodeLogEvent(keyRev(k), cloneBytes(v), legacyUpTo)
+		ev, err := readLogEvent(logB, keyRev(k), v, legacyUpTo)
 		if err != nil {
 			return nil, err
 		}
+		cloneEventValues(&ev)
 		rev = append(rev, ev)
 	}
 	out := make([]storage.Event, len(rev))

@@ -243,7 +243,7 @@ func TestOwnedWritesAndSharedReads(t *testing.T) {
 
 func TestWALEventCodec(t *testing.T) {
 	for _, want := range sampleEvents() {
-		got, needsPrev, err := decodeWALEvent(want.KV.ModRevision, appendWALEvent(nil, &want))
+		got, needsPrev, err := decodeAnyEvent(want.KV.ModRevision, appendEventNoPrev(nil, &want))
 		if err != nil {
 			t.Fatalf("%s: %v", want.Type, err)
 		}
@@ -264,12 +264,12 @@ func TestWALEventCodec(t *testing.T) {
 		}
 		// Records written before the log left previous values out replay
 		// as they are.
-		old, needsPrev, err := decodeWALEvent(want.KV.ModRevision, encodeEvent(nil, &want))
+		old, needsPrev, err := decodeAnyEvent(want.KV.ModRevision, encodeEvent(nil, &want))
 		if err != nil || needsPrev || !reflect.DeepEqual(old, want) {
 			t.Fatalf("full record of %s: %+v, needsPrev %v, %v", want.Type, old, needsPrev, err)
 		}
 	}
-	if _, _, err := decodeWALEvent(1, []byte{byte(storage.EventDeleted) | walNoPrev, 1, 'k', 1, 1, 'x'}); err == nil {
+	if _, _, err := decodeAnyEvent(1, []byte{byte(storage.EventDeleted) | noPrevValue, 1, 'k', 1, 1, 'x'}); err == nil {
 		t.Fatal("a delete record with trailing bytes decoded without error")
 	}
 }

@@ -71,7 +71,7 @@ func decodePayload(p []byte) ([]walEvent, error) {
 		if r.err != nil {
 			break
 		}
-		ev, needsPrev, err := decodeWALEvent(rev, rec)
+		ev, needsPrev, err := decodeAnyEvent(rev, rec)
 		if err != nil {
 			return nil, err
 		}
@@ -142,7 +142,7 @@ func (w *wal) append(events []storage.Event) (rolledBack bool, err error) {
 	for i := range events {
 		ev := &events[i]
 		buf = binary.AppendUvarint(buf, uint64(ev.KV.ModRevision))
-		w.rec = appendWALEvent(w.rec[:0], ev) // one scratch record, reused
+		w.rec = appendEventNoPrev(w.rec[:0], ev) // one scratch record, reused
 		buf = binary.AppendUvarint(buf, uint64(len(w.rec)))
 		buf = append(buf, w.rec...)
 	}

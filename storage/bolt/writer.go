@@ -272,9 +272,10 @@ func newEvent(r *request, prev *storage.KeyValue, rev int64) storage.Event {
 // applyEvents writes checkpointed events into bbolt: each event's log
 // entry, and the new state of each key changed (only its last change in
 // events: the states before it would be overwritten in the same
-// transaction). bbolt keeps references to keys and values until the
-// commit, so every record gets its own buffer from arena.
-func applyEvents(kvB, logB *bbolt.Bucket, events []storage.Event, arena *recordArena) error {
+// transaction). Log entries leave out previous values above compactRev
+// (codec.go). bbolt keeps references to keys and values until the commit,
+// so every record gets its own buffer from arena.
+func applyEvents(kvB, logB *bbolt.Bucket, events []storage.Event, compactRev int64, arena *recordArena) error {
 	logB.FillPercent = 1.0 // the log only grows at its end
 	superseded := supersededEvents(events)
 	for i := range events {
@@ -284,7 +285,7 @@ func applyEvents(kvB, logB *bbolt.Bucket, events []storage.Event, arena *recordA
 				return err
 			}
 		}
-		rec := encodeLogEvent(arena.alloc(eventSize(ev)), ev)
+		rec := encodeLogEvent(arena.alloc(eventSize(ev)), ev, compactRev)
 		if err := logB.Put(appendRevKey(arena.alloc(8), ev.KV.ModRevision), rec); err != nil {
 			return fmt.Errorf("append log %d: %w", ev.KV.ModRevision, err)
 		}
