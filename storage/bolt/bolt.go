@@ -161,6 +161,7 @@ type Backend struct {
 	ckptD   chan struct{} // closed when the checkpointer has exited
 	compMu  sync.Mutex    // serialises compactions
 	ckptMu  sync.Mutex    // serialises checkpoints
+	arena   recordArena   // the records of a checkpoint; under ckptMu
 
 	stats counters
 }
@@ -266,7 +267,11 @@ func (b *Backend) recover(path string) error {
 	if err := b.checkWALPresent(path, segs); err != nil {
 		return err
 	}
-	replay, torn, err := readSegments(segs, b.rev.Load())
+	records, torn, err := readSegments(segs, b.rev.Load())
+	if err != nil {
+		return err
+	}
+	replay, err := b.resolvePrevs(records)
 	if err != nil {
 		return err
 	}
@@ -382,10 +387,11 @@ func readTail(logB *bbolt.Bucket, n int, legacyUpTo int64) ([]storage.Event, err
 	var rev []storage.Event
 	c := logB.Cursor()
 	for k, v := c.Last(); k != nil && len(rev) < n; k, v = c.Prev() {
-		ev, err := decodeLogEvent(keyRev(k), cloneBytes(v), legacyUpTo)
+		ev, err := readLogEvent(logB, keyRev(k), v, legacyUpTo)
 		if err != nil {
 			return nil, err
 		}
+		cloneEventValues(&ev)
 		rev = append(rev, ev)
 	}
 	out := make([]storage.Event, len(rev))
@@ -432,6 +438,7 @@ func (b *Backend) Close() error {
 	<-b.ckptD
 	b.hub.Close()
 	err := b.checkpoint()
+	b.logStats()
 	b.mu.RLock()
 	checkpointed := b.rev.Load()
 	if len(b.ov.pending) > 0 {

@@ -54,15 +54,19 @@ func (b *Backend) checkpoint() error {
 	}
 	last := events[len(events)-1].KV.ModRevision
 	err := b.db.Update(func(tx *bbolt.Tx) error {
-		if err := applyEvents(tx.Bucket(bucketKV), tx.Bucket(bucketLog), events); err != nil {
+		meta := tx.Bucket(bucketMeta)
+		// The compaction point as of this transaction: a compaction after it
+		// also sees these entries (compact.go).
+		compactRev := readInt(meta, metaCompct)
+		if err := applyEvents(tx.Bucket(bucketKV), tx.Bucket(bucketLog), events, compactRev, &b.arena); err != nil {
 			return err
 		}
-		meta := tx.Bucket(bucketMeta)
 		if err := meta.Put(metaKeys, revKey(readInt(meta, metaKeys)+keyDelta(events))); err != nil {
 			return err
 		}
 		return meta.Put(metaRev, revKey(last))
 	})
+	b.arena.reset() // the transaction has ended: bbolt holds no record any more
 	b.stats.checkpoints.Add(1)
 	b.noteSpace(causeCheckpoint, err)
 	if err != nil {

@@ -29,8 +29,13 @@ func (b *Backend) Compact(ctx context.Context, rev int64) error {
 		return nil
 	}
 	// Record the new compaction point first: entries above it stay, so a
-	// crash before the deletes finish leaves a consistent store.
+	// crash before the deletes finish leaves a consistent store. In the
+	// same transaction, the entries above it that leave their previous
+	// value to an entry at or below it get it written in.
 	err := b.db.Update(func(tx *bbolt.Tx) error {
+		if err := inlinePrevs(tx.Bucket(bucketLog), rev, b.legacyUpTo); err != nil {
+			return err
+		}
 		return tx.Bucket(bucketMeta).Put(metaCompct, revKey(rev))
 	})
 	if err != nil {
@@ -94,4 +99,51 @@ func (b *Backend) compactor() {
 			}
 		}
 	}
+}
+
+// inlinePrevs rewrites the log entries above rev whose previous value is
+// only in the entry of a revision at or below rev, which compaction is
+// about to drop, to hold that value. Only a key's first change above rev
+// can refer to one, so there are few: keys that had not changed for a
+// while.
+func inlinePrevs(logB *bbolt.Bucket, rev, legacyUpTo int64) error {
+	type fix struct{ key, rec []byte }
+	var fixes []fix
+	c := logB.Cursor()
+	for k, v := c.Seek(revKey(rev + 1)); k != nil; k, v = c.Next() {
+		if prevRev, ok := omittedPrevRev(v); !ok || prevRev > rev {
+			continue
+		}
+		ev, _, err := decodeLogRecord(keyRev(k), v, legacyUpTo)
+		if err != nil {
+			return err
+		}
+		if err := fillLogPrev(logB, &ev, legacyUpTo); err != nil {
+			return err
+		}
+		fixes = append(fixes, fix{key: cloneBytes(k), rec: encodeLogEvent(nil, &ev, rev)}) // copies the values out of the pages
+	}
+	for _, f := range fixes {
+		if err := logB.Put(f.key, f.rec); err != nil {
+			return fmt.Errorf("write previous value into log entry %d: %w", keyRev(f.key), err)
+		}
+	}
+	return nil
+}
+
+// omittedPrevRev reads, without checking or copying the record, the
+// previous revision of a log record that leaves its value out; ok is false
+// for any other record.
+func omittedPrevRev(rec []byte) (prevRev int64, ok bool) {
+	if len(rec) < 6 || rec[0] != logMarker || rec[5]&noPrevValue == 0 {
+		return 0, false
+	}
+	r := reader{b: rec[6:]}
+	r.bytes(r.int()) // key
+	r.int()          // create revision
+	prevRev = r.int()
+	if r.err != nil {
+		return 0, true // damaged: the caller's full decode says how
+	}
+	return prevRev, true
 }

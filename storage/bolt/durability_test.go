@@ -220,11 +220,38 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 	if cur := b.CurrentRevision(); cur < maxRev {
 		t.Fatalf("CurrentRevision %d after crash is below acknowledged %d", cur, maxRev)
 	}
+	checkHistoryPrevs(t, b, b.CurrentRevision())
 	next, err := b.Create(context.Background(), "/after-crash", nil)
 	if err != nil || next <= maxRev {
 		t.Fatalf("write after crash got revision %d (%v), want > %d", next, err, maxRev)
 	}
 	t.Logf("%d acknowledged keys survived SIGKILL; revision now %d", len(acked), next)
+}
+
+// checkHistoryPrevs checks that every event up to upTo, from the file's
+// log or replayed from the write-ahead log (whose records leave previous
+// values to replay), carries the values the child wrote.
+func checkHistoryPrevs(t *testing.T, b *bolt.Backend, upTo int64) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := b.Watch(ctx, "/crash/", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range receiveN(t, ch, int(upTo-1)) {
+		key := ev.KV.Key
+		switch ev.Type {
+		case storage.EventUpdated:
+			if ev.PrevKV == nil || string(ev.PrevKV.Value) != "c"+key || string(ev.KV.Value) != "u"+key {
+				t.Fatalf("update of %s@%d reads back as %+v", key, ev.KV.ModRevision, ev)
+			}
+		case storage.EventDeleted:
+			if ev.PrevKV == nil || string(ev.PrevKV.Value) != "u"+key || string(ev.KV.Value) != "u"+key {
+				t.Fatalf("delete of %s@%d reads back as %+v", key, ev.KV.ModRevision, ev)
+			}
+		}
+	}
 }
 
 // checkAcked checks that a key holds its last acknowledged write, or the

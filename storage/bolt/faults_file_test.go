@@ -231,10 +231,10 @@ func TestLegacyRecordsStayReadable(t *testing.T) {
 		t.Fatalf("sealed record: %+v, %v", kv, err)
 	}
 	ev := sampleEvents()[1]
-	if got, err := decodeLogEvent(6, encodeLogEvent(nil, &ev), 0); err != nil || string(got.KV.Value) != "v2" {
+	if got, _, err := decodeLogRecord(6, encodeLogEvent(nil, &ev, 0), 0); err != nil || string(got.KV.Value) != "v2" {
 		t.Fatalf("sealed log record: %+v, %v", got, err)
 	}
-	if _, err := decodeLogEvent(6, encodeEvent(nil, &ev), 0); !errors.Is(err, ErrChecksum) {
+	if _, _, err := decodeLogRecord(6, encodeEvent(nil, &ev), 0); !errors.Is(err, ErrChecksum) {
 		t.Fatalf("unmarked log record after checksums began: %v", err)
 	}
 }

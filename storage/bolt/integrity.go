@@ -243,7 +243,7 @@ func (v *verifier) check(bucket, k, val []byte) error {
 		if len(k) != 8 {
 			return fmt.Errorf("log key %x is not a revision: %w", k, errCorrupt)
 		}
-		_, err = decodeLogEvent(keyRev(k), val, v.legacy)
+		_, _, err = decodeLogRecord(keyRev(k), val, v.legacy)
 	}
 	return err
 }

@@ -1,9 +1,11 @@
 package bolt
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -236,5 +238,95 @@ func TestOwnedWritesAndSharedReads(t *testing.T) {
 	}
 	if _, err := b.GetShared(ctx, "/missing"); err != storage.ErrNotFound {
 		t.Fatalf("GetShared of a missing key: %v, want ErrNotFound", err)
+	}
+}
+
+func TestWALEventCodec(t *testing.T) {
+	for _, want := range sampleEvents() {
+		got, needsPrev, err := decodeAnyEvent(want.KV.ModRevision, appendEventNoPrev(nil, &want))
+		if err != nil {
+			t.Fatalf("%s: %v", want.Type, err)
+		}
+		if needsPrev != (want.Type != storage.EventCreated) {
+			t.Fatalf("%s: needsPrev %v", want.Type, needsPrev)
+		}
+		if needsPrev {
+			// Replay fills these in from the state before the event.
+			filled := *got.PrevKV
+			filled.Value = want.PrevKV.Value
+			got.PrevKV = &filled
+			if want.Type == storage.EventDeleted {
+				got.KV.Value = want.KV.Value
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("round trip of %s:\n got %+v prev %+v\nwant %+v prev %+v", want.Type, got, got.PrevKV, want, want.PrevKV)
+		}
+		// Records written before the log left previous values out replay
+		// as they are.
+		old, needsPrev, err := decodeAnyEvent(want.KV.ModRevision, encodeEvent(nil, &want))
+		if err != nil || needsPrev || !reflect.DeepEqual(old, want) {
+			t.Fatalf("full record of %s: %+v, needsPrev %v, %v", want.Type, old, needsPrev, err)
+		}
+	}
+	if _, _, err := decodeAnyEvent(1, []byte{byte(storage.EventDeleted) | noPrevValue, 1, 'k', 1, 1, 'x'}); err == nil {
+		t.Fatal("a delete record with trailing bytes decoded without error")
+	}
+}
+
+// TestReplayTakesPrevFromStore replays a write-ahead log update onto a
+// checkpointed key: its previous value comes from the bbolt file, and a
+// log that does not fit the file is refused.
+func TestReplayTakesPrevFromStore(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		prevRev int64
+		wantErr string
+	}{
+		{"fits", 1, ""},
+		{"another point in time", 7, "the write-ahead log does not fit the store: revision 2 changes /k from revision 7, but the store holds revision 1 for it"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "x.db")
+			b, err := Open(path, Options{CompactInterval: -1, NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Create(context.Background(), "/k", []byte("v1")); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+			w, err := openWAL(path, 1<<20, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prev := storage.KeyValue{Key: "/k", CreateRevision: 1, ModRevision: tt.prevRev}
+			ev := storage.Event{Type: storage.EventUpdated, KV: storage.KeyValue{Key: "/k", Value: []byte("v2"), CreateRevision: 1, ModRevision: 2}, PrevKV: &prev}
+			if _, err := w.append([]storage.Event{ev}); err != nil {
+				t.Fatal(err)
+			}
+			_ = w.f.Close()
+			b, err = Open(path, Options{CompactInterval: -1, NoSync: true})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Open = %v, want an error containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			ch, err := b.Watch(context.Background(), "/k", 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := <-ch
+			if len(got) != 1 || string(got[0].KV.Value) != "v2" || got[0].PrevKV == nil || string(got[0].PrevKV.Value) != "v1" {
+				t.Fatalf("replayed update reads back as %+v", got)
+			}
+		})
 	}
 }

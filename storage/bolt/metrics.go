@@ -27,6 +27,7 @@ func NewCollector(b *Backend) *Collector {
 		"revision":      d("current_revision", "Revision of the latest durable write."),
 		"compactRev":    d("compact_revision", "Revision up to which history has been compacted."),
 		"maxBatch":      d("max_batch_size", "Largest number of writes committed together."),
+		"walBytes":      d("wal_bytes_total", "Bytes appended to the write-ahead log."),
 		"pendingWrites": d("uncheckpointed_writes", "Durable writes not yet checkpointed into the bbolt file."),
 	}}
 }
@@ -54,6 +55,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter("checkpoints", st.Checkpoints)
 	counter("compactions", st.Compactions)
 	counter("reads", st.Reads)
+	counter("walBytes", st.WALBytes)
 	gauge("revision", c.b.CurrentRevision())
 	gauge("compactRev", c.b.CompactRevision())
 	gauge("maxBatch", st.MaxBatch)

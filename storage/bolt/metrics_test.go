@@ -44,7 +44,7 @@ func TestCollectorReportsStats(t *testing.T) {
 			t.Fatalf("%s = %v, want %v (all: %v)", name, got[name], v, got)
 		}
 	}
-	if len(got) != 11 {
-		t.Fatalf("gathered %d metrics, want 11: %v", len(got), got)
+	if len(got) != 12 {
+		t.Fatalf("gathered %d metrics, want 12: %v", len(got), got)
 	}
 }

@@ -172,7 +172,10 @@ type lister struct {
 func (l *lister) rollBack(old map[string]*storage.KeyValue, logB *bbolt.Bucket, rev, boltRev int64) error {
 	c := logB.Cursor()
 	for k, v := c.Seek(revKey(rev + 1)); k != nil && keyRev(k) <= boltRev; k, v = c.Next() {
-		ev, err := decodeLogEvent(keyRev(k), v, l.legacyUpTo)
+		ev, needsPrev, err := decodeLogRecord(keyRev(k), v, l.legacyUpTo)
+		if err == nil && needsPrev && l.wants(ev.KV.Key) {
+			err = fillLogPrev(logB, &ev, l.legacyUpTo)
+		}
 		if err != nil {
 			return err
 		}

@@ -23,6 +23,8 @@ type Stats struct {
 	Compactions int64
 	// Reads is the number of Get and List calls.
 	Reads int64
+	// WALBytes is the number of bytes appended to the write-ahead log.
+	WALBytes int64
 	// Pending is the number of durable writes not yet checkpointed into
 	// the bbolt file.
 	Pending int64
@@ -37,7 +39,7 @@ func (s Stats) WritesPerCommit() float64 {
 }
 
 type counters struct {
-	writes, applied, commits, checkpoints, failedCommits, maxBatch, compactions, reads atomic.Int64
+	writes, applied, commits, checkpoints, failedCommits, maxBatch, compactions, reads, walBytes atomic.Int64
 }
 
 // record counts one successful commit of n writes, applied of them with a
@@ -65,6 +67,15 @@ func (b *Backend) Stats() Stats {
 		MaxBatch:      c.maxBatch.Load(),
 		Compactions:   c.compactions.Load(),
 		Reads:         c.reads.Load(),
+		WALBytes:      c.walBytes.Load(),
 		Pending:       int64(pending),
 	}
+}
+
+// logStats reports at close how writes were batched, the figure that says
+// what each durable write cost in fsyncs.
+func (b *Backend) logStats() {
+	st := b.Stats()
+	b.opts.Logger.Debug("store closing", "file", b.path, "writes", st.Writes, "groupCommits", st.Commits,
+		"writesPerCommit", st.WritesPerCommit(), "maxBatch", st.MaxBatch, "checkpoints", st.Checkpoints, "walBytes", st.WALBytes)
 }

@@ -20,6 +20,9 @@ import (
 //	uint32 len(payload) | uint32 crc32c(payload) | payload
 //	payload: repeated uvarint rev | uvarint len(event) | event record
 //
+// An event record leaves out the previous value (codec.go), which replay
+// takes from the state it replays onto.
+//
 // Replay (walreplay.go) tells a torn tail, the one record a crash can leave
 // half written at the end of the log, from damage anywhere else.
 
@@ -52,8 +55,15 @@ type segment struct {
 
 func segmentPrefix(dbPath string) string { return dbPath + ".wal-" }
 
-func decodePayload(p []byte) ([]storage.Event, error) {
-	var out []storage.Event
+// walEvent is a replayed event; needsPrev says its record left out the
+// previous value (and, for a delete, the value).
+type walEvent struct {
+	storage.Event
+	needsPrev bool
+}
+
+func decodePayload(p []byte) ([]walEvent, error) {
+	var out []walEvent
 	r := reader{b: p}
 	for len(r.b) > 0 && r.err == nil {
 		rev := r.int()
@@ -61,11 +71,11 @@ func decodePayload(p []byte) ([]storage.Event, error) {
 		if r.err != nil {
 			break
 		}
-		ev, err := decodeEvent(rev, rec)
+		ev, needsPrev, err := decodeAnyEvent(rev, rec)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, ev)
+		out = append(out, walEvent{Event: ev, needsPrev: needsPrev})
 	}
 	return out, r.err
 }
@@ -132,7 +142,7 @@ func (w *wal) append(events []storage.Event) (rolledBack bool, err error) {
 	for i := range events {
 		ev := &events[i]
 		buf = binary.AppendUvarint(buf, uint64(ev.KV.ModRevision))
-		w.rec = encodeEvent(w.rec, ev) // one scratch record, reused
+		w.rec = appendEventNoPrev(w.rec[:0], ev) // one scratch record, reused
 		buf = binary.AppendUvarint(buf, uint64(len(w.rec)))
 		buf = append(buf, w.rec...)
 	}

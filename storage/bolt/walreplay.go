@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	bbolt "go.etcd.io/bbolt"
+
 	"github.com/batchlet/batchlet/storage"
 )
 
@@ -76,7 +78,7 @@ func seqOf(prefix, p string) int {
 // readSegments returns the events of every segment with a revision above
 // after, in order. A torn last record is dropped and reported; damage
 // anywhere else, or a gap in the revisions, is a *WALDamageError.
-func readSegments(paths []string, after int64) ([]storage.Event, *tornTail, error) {
+func readSegments(paths []string, after int64) ([]walEvent, *tornTail, error) {
 	r := replayer{next: after + 1}
 	for i, p := range paths {
 		data, err := os.ReadFile(p)
@@ -91,7 +93,7 @@ func readSegments(paths []string, after int64) ([]storage.Event, *tornTail, erro
 }
 
 type replayer struct {
-	out  []storage.Event
+	out  []walEvent
 	next int64
 	torn *tornTail
 }
@@ -131,7 +133,7 @@ func (r *replayer) segment(path string, data []byte, later []string) error {
 }
 
 // add appends the record's events that bbolt lacks, refusing a gap.
-func (r *replayer) add(path string, off int64, evs []storage.Event) error {
+func (r *replayer) add(path string, off int64, evs []walEvent) error {
 	for _, ev := range evs {
 		switch {
 		case ev.KV.ModRevision < r.next:
@@ -237,4 +239,59 @@ func scanForRecord(data []byte, start int) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// resolvePrevs fills in the previous values the log's records leave out,
+// from the state each event applies to: bbolt's, as of the revision replay
+// starts after, and the events replayed before it.
+func (b *Backend) resolvePrevs(replay []walEvent) ([]storage.Event, error) {
+	out := make([]storage.Event, len(replay))
+	err := b.db.View(func(tx *bbolt.Tx) error {
+		kvB := tx.Bucket(bucketKV)
+		state := map[string]*storage.KeyValue{} // nil: deleted
+		for i := range replay {
+			ev := replay[i].Event
+			if replay[i].needsPrev {
+				if err := b.fillPrev(kvB, state, &ev); err != nil {
+					return err
+				}
+			}
+			out[i] = ev
+			if ev.Type == storage.EventDeleted {
+				state[ev.KV.Key] = nil
+			} else {
+				state[ev.KV.Key] = &out[i].KV
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// fillPrev sets the previous value of ev (and a delete's value) from the
+// key's state before it.
+func (b *Backend) fillPrev(kvB *bbolt.Bucket, state map[string]*storage.KeyValue, ev *storage.Event) error {
+	cur, known := state[ev.KV.Key]
+	if !known {
+		if rec := kvB.Get([]byte(ev.KV.Key)); rec != nil {
+			kv, err := decodeKV(ev.KV.Key, cloneBytes(rec), b.legacyUpTo)
+			if err != nil {
+				return err
+			}
+			cur = &kv
+		}
+	}
+	if cur == nil || cur.ModRevision != ev.PrevKV.ModRevision {
+		held := "no value"
+		if cur != nil {
+			held = fmt.Sprintf("revision %d", cur.ModRevision)
+		}
+		return fmt.Errorf("the write-ahead log does not fit the store: revision %d changes %s from revision %d, but the store holds %s for it",
+			ev.KV.ModRevision, ev.KV.Key, ev.PrevKV.ModRevision, held)
+	}
+	ev.PrevKV.Value = cur.Value
+	if ev.Type == storage.EventDeleted {
+		ev.KV.Value = cur.Value
+	}
+	return nil
 }

@@ -79,14 +79,18 @@ func (b *Backend) readLog(prefix string, from, to int64) ([]storage.Event, error
 		}
 		return true
 	}
-	c := tx.Bucket(bucketLog).Cursor()
+	logB := tx.Bucket(bucketLog)
+	c := logB.Cursor()
 	for k, v := c.Seek(revKey(next)); k != nil && keyRev(k) <= to; k, v = c.Next() {
-		ev, err := decodeLogEvent(keyRev(k), v, b.legacyUpTo) // values alias the file
-		if err == nil && strings.HasPrefix(ev.KV.Key, prefix) {
-			ev, err = decodeLogEvent(keyRev(k), cloneBytes(v), b.legacyUpTo)
+		ev, needsPrev, err := decodeLogRecord(keyRev(k), v, b.legacyUpTo) // values alias the file
+		if err == nil && needsPrev && strings.HasPrefix(ev.KV.Key, prefix) {
+			err = fillLogPrev(logB, &ev, b.legacyUpTo)
 		}
 		if err != nil {
 			return nil, err
+		}
+		if strings.HasPrefix(ev.KV.Key, prefix) {
+			cloneEventValues(&ev)
 		}
 		if !keep(ev) {
 			return nil, storage.ErrCompacted

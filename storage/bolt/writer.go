@@ -151,7 +151,9 @@ func (b *Backend) appendWAL(events []storage.Event) error {
 	if b.walErr != nil {
 		return b.walErr
 	}
+	size := b.wal.size
 	rolledBack, err := b.wal.append(events)
+	b.stats.walBytes.Add(b.wal.size - size)
 	if err != nil && rolledBack && isNoSpace(err) {
 		b.noteSpace(causeAppend, err)
 		return err
@@ -267,30 +269,60 @@ func newEvent(r *request, prev *storage.KeyValue, rev int64) storage.Event {
 	return ev
 }
 
-// applyEvents writes checkpointed events into bbolt: the key's new state
-// and its log entry. bbolt keeps references to the values until the
-// commit, so every record gets its own buffer.
-func applyEvents(kvB, logB *bbolt.Bucket, events []storage.Event) error {
+// applyEvents writes checkpointed events into bbolt: each event's log
+// entry, and the new state of each key changed (only its last change in
+// events: the states before it would be overwritten in the same
+// transaction). Log entries leave out previous values above compactRev
+// (codec.go). bbolt keeps references to keys and values until the commit,
+// so every record gets its own buffer from arena.
+func applyEvents(kvB, logB *bbolt.Bucket, events []storage.Event, compactRev int64, arena *recordArena) error {
 	logB.FillPercent = 1.0 // the log only grows at its end
+	superseded := supersededEvents(events)
 	for i := range events {
 		ev := &events[i]
-		key := []byte(ev.KV.Key)
-		if ev.Type == storage.EventDeleted {
-			if err := kvB.Delete(key); err != nil {
-				return fmt.Errorf("delete %s: %w", ev.KV.Key, err)
-			}
-		} else {
-			rec := encodeKV(make([]byte, 0, len(ev.KV.Value)+25), ev.KV.CreateRevision, ev.KV.ModRevision, ev.KV.Value)
-			if err := kvB.Put(key, rec); err != nil {
-				return fmt.Errorf("put %s: %w", ev.KV.Key, err)
+		if !superseded[i] {
+			if err := applyKV(kvB, ev, arena); err != nil {
+				return err
 			}
 		}
-		rec := encodeLogEvent(make([]byte, 0, eventSize(ev)), ev)
-		if err := logB.Put(revKey(ev.KV.ModRevision), rec); err != nil {
+		rec := encodeLogEvent(arena.alloc(eventSize(ev)), ev, compactRev)
+		if err := logB.Put(appendRevKey(arena.alloc(8), ev.KV.ModRevision), rec); err != nil {
 			return fmt.Errorf("append log %d: %w", ev.KV.ModRevision, err)
 		}
 	}
 	return nil
+}
+
+// applyKV stores the key's state after ev.
+func applyKV(kvB *bbolt.Bucket, ev *storage.Event, arena *recordArena) error {
+	key := append(arena.alloc(len(ev.KV.Key)), ev.KV.Key...)
+	if ev.Type == storage.EventDeleted {
+		if err := kvB.Delete(key); err != nil {
+			return fmt.Errorf("delete %s: %w", ev.KV.Key, err)
+		}
+		return nil
+	}
+	rec := encodeKV(arena.alloc(len(ev.KV.Value)+25), ev.KV.CreateRevision, ev.KV.ModRevision, ev.KV.Value)
+	if err := kvB.Put(key, rec); err != nil {
+		return fmt.Errorf("put %s: %w", ev.KV.Key, err)
+	}
+	return nil
+}
+
+// supersededEvents marks the events whose key changes again later in
+// events.
+func supersededEvents(events []storage.Event) []bool {
+	out := make([]bool, len(events))
+	seen := make(map[string]struct{}, len(events))
+	for i := len(events) - 1; i >= 0; i-- {
+		key := events[i].KV.Key
+		if _, ok := seen[key]; ok {
+			out[i] = true
+			continue
+		}
+		seen[key] = struct{}{}
+	}
+	return out
 }
 
 // precondition checks a write against the key's current value (nil when
