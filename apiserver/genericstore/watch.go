@@ -10,6 +10,8 @@ import (
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/storage"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
@@ -118,15 +120,34 @@ func (s *Store) Classify(res *registry.Resource, f *Filter, ev storage.Event) (w
 	if f.empty() {
 		return unfiltered(ev.Type), obj, nil
 	}
-	matches, prevMatches := f.matches(obj), false
+	matches, prevMatches := s.versionMatches(f, ev.KV, obj), false
 	if ev.PrevKV != nil {
 		prev, err := s.DecodedShared(res, *ev.PrevKV)
 		if err != nil {
 			return "", nil, err
 		}
-		prevMatches = f.matches(prev)
+		prevMatches = s.versionMatches(f, *ev.PrevKV, prev)
 	}
 	return transition(ev.Type, matches, prevMatches), obj, nil
+}
+
+// versionMatches is f.matches for obj, the decoded stored version kv, with
+// the version's field set (a map of a pod's ten fields) made once and
+// shared by every field-selected watcher (each node agent's is one), which
+// would each make it twice per event, for the version and its previous
+// one.
+func (s *Store) versionMatches(f *Filter, kv storage.KeyValue, obj runtime.Object) bool {
+	if f.empty() {
+		return true
+	}
+	if !f.labels.Empty() && !f.labels.Matches(labels.Set(Accessor(obj).GetLabels())) {
+		return false
+	}
+	if f.fields.Empty() {
+		return true
+	}
+	set, _ := s.fieldCache.get(versionOf(f.res, "", kv), func() (fields.Set, error) { return fieldSet(f.res, obj), nil })
+	return f.fields.Matches(set)
 }
 
 // unfiltered is the watch event of a storage event for a watcher without
