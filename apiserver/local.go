@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"reflect"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
@@ -44,8 +46,9 @@ type ListerWatcher interface {
 // LocalListerWatcher serves an informer of gvr in namespace ("" for all)
 // straight from this server's store, in the same process: no HTTP, no JSON.
 // Every version is decoded once and the object handed to all in-process
-// informers is one shared copy (read-only, as informer caches always are),
-// instead of each informer decoding the watch stream itself. With
+// informers is one shared object (read-only, as informer caches always
+// are) sharing all but its top-level struct with the server's decoded
+// one, instead of each informer decoding the watch stream itself. With
 // metadataOnly the objects are *metav1.PartialObjectMetadata, as the
 // metadata client returns them. tweak, when set, edits the options of every
 // list and watch (like informers' TweakListOptions). The objects carry no
@@ -80,8 +83,9 @@ func (l *localListerWatcher) ListWithContext(ctx context.Context, opts metav1.Li
 	}
 	objs := make([]runtime.Object, len(lr.KVs))
 	for i, kv := range lr.KVs {
-		// A list is copied into the list's items anyway: copy each object
-		// once, without churning the watch events' shared copies.
+		// A list is copied into the list's items anyway: make each
+		// object's informer form once, without churning the watch
+		// events' shared ones.
 		if objs[i], err = l.copyOf(kv, lr.Items[i]); err != nil {
 			return nil, err
 		}
@@ -145,10 +149,9 @@ func (l *localListerWatcher) options(opts *metav1.ListOptions) (*genericstore.Fi
 	return genericstore.ParseFilter(l.res, url.Values{"labelSelector": {opts.LabelSelector}, "fieldSelector": {opts.FieldSelector}})
 }
 
-// object is what informers get for a stored version: one copy shared by
+// object is what informers get for a stored version: one object shared by
 // every local informer, made from the server's own decoded object (decoded,
-// when the caller has it) so that nothing an informer does can reach what
-// the server serves.
+// when the caller has it).
 func (l *localListerWatcher) object(kv storage.KeyValue, decoded runtime.Object) (runtime.Object, error) {
 	variant := ""
 	if l.metadataOnly {
@@ -157,9 +160,14 @@ func (l *localListerWatcher) object(kv storage.KeyValue, decoded runtime.Object)
 	return l.s.objects.InformerCopy(l.res, kv, variant, func() (runtime.Object, error) { return l.copyOf(kv, decoded) })
 }
 
-// copyOf is a copy of a stored version that informers may keep: of
-// decoded, when the caller has it, or of the server's shared decoded
-// object.
+// copyOf is what informers get for a stored version: decoded, when the
+// caller has it, or the server's shared decoded object, less its
+// managedFields. It shares everything else with the server's object
+// instead of deep-copying it: informers must not modify the objects they
+// are handed (client-go's contract for informer caches, which the
+// controllers here keep — they copy before changing), and the server's
+// decoded objects are read-only too, so sharing costs one shallow struct
+// per version where a deep copy cost a pod's every map and slice.
 func (l *localListerWatcher) copyOf(kv storage.KeyValue, decoded runtime.Object) (runtime.Object, error) {
 	obj := decoded
 	if obj == nil {
@@ -169,27 +177,36 @@ func (l *localListerWatcher) copyOf(kv storage.KeyValue, decoded runtime.Object)
 		}
 	}
 	if l.metadataOnly {
-		pm := endpoints.PartialMetadata(obj)
+		pm := endpoints.PartialMetadata(obj) // its own ObjectMeta struct
 		pm.ManagedFields = nil
-		pm.ObjectMeta = *pm.ObjectMeta.DeepCopy()
 		return pm, nil
 	}
-	return copyWithoutManagedFields(obj), nil
+	return withoutManagedFields(obj), nil
 }
 
-// copyWithoutManagedFields deep-copies obj less its managedFields, which
-// are a large part of an object (a pod's are several KB) and would only be
-// dropped from the copy: a shallow copy without them is what gets
-// deep-copied.
-func copyWithoutManagedFields(obj runtime.Object) runtime.Object {
-	if pod, ok := obj.(*corev1.Pod); ok { // the bulk of local watch events
-		shallow := *pod
+// withoutManagedFields is obj less its managedFields, which are a large
+// part of an object (a pod's are several KB) and no informer reads: a
+// shallow copy without them, sharing the rest with obj, which stays whole.
+func withoutManagedFields(obj runtime.Object) runtime.Object {
+	switch o := obj.(type) {
+	case *corev1.Pod: // the bulk of local watch events
+		shallow := *o
 		shallow.ManagedFields = nil
-		return shallow.DeepCopy()
+		return &shallow
+	case *unstructured.Unstructured:
+		// The metadata is a map of the shared content: a copy of both
+		// levels leaves the original's map alone.
+		content := maps.Clone(o.Object)
+		if md, ok := content["metadata"].(map[string]any); ok {
+			md = maps.Clone(md)
+			delete(md, "managedFields")
+			content["metadata"] = md
+		}
+		return &unstructured.Unstructured{Object: content}
 	}
 	if _, ok := obj.(metav1.ObjectMetaAccessor); !ok {
-		// Not a struct embedding its ObjectMeta (unstructured keeps it in
-		// a map a shallow copy would share): copy all, then drop them.
+		// Neither a struct embedding its ObjectMeta nor unstructured: copy
+		// all, then drop them.
 		out := obj.DeepCopyObject()
 		genericstore.Accessor(out).SetManagedFields(nil)
 		return out
@@ -198,7 +215,7 @@ func copyWithoutManagedFields(obj runtime.Object) runtime.Object {
 	shallow.Elem().Set(reflect.ValueOf(obj).Elem())
 	sobj := shallow.Interface().(runtime.Object)
 	genericstore.Accessor(sobj).SetManagedFields(nil)
-	return sobj.DeepCopyObject()
+	return sobj
 }
 
 // bookmark is a BOOKMARK event at rev, marking the end of the initial
