@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/url"
@@ -149,13 +150,16 @@ func (l *localListerWatcher) options(opts *metav1.ListOptions) (*genericstore.Fi
 	return genericstore.ParseFilter(l.res, url.Values{"labelSelector": {opts.LabelSelector}, "fieldSelector": {opts.FieldSelector}})
 }
 
+// metaVariant is the InformerCopy variant of metadata-only objects.
+const metaVariant = "meta|"
+
 // object is what informers get for a stored version: one object shared by
 // every local informer, made from the server's own decoded object (decoded,
 // when the caller has it).
 func (l *localListerWatcher) object(kv storage.KeyValue, decoded runtime.Object) (runtime.Object, error) {
 	variant := ""
 	if l.metadataOnly {
-		variant = "meta|"
+		variant = metaVariant
 	}
 	return l.s.objects.InformerCopy(l.res, kv, variant, func() (runtime.Object, error) { return l.copyOf(kv, decoded) })
 }
@@ -280,6 +284,11 @@ func (w *localWatch) Flush()                      {}
 // forward sends the watch event one storage event is for this watch.
 func (w *localWatch) forward(ev storage.Event) bool {
 	w.lastRev = ev.KV.ModRevision
+	if w.l.metadataOnly && w.l.res.CustomResource && w.f.Empty() {
+		if sent, ok := w.forwardMetadata(ev); ok {
+			return sent
+		}
+	}
 	typ, decoded, err := w.l.s.objects.Classify(w.l.res, w.f, ev)
 	if err != nil {
 		w.fail(err)
@@ -295,6 +304,29 @@ func (w *localWatch) forward(ev storage.Event) bool {
 	}
 	return w.send(watch.Event{Type: typ, Object: obj})
 }
+
+// forwardMetadata is forward for a metadata-only watch without selectors
+// (the garbage collector's) of a version whose metadata can be read
+// without decoding the whole object (see genericstore.Store.MetadataOf):
+// every ContainerResult's, which nothing else in the process decodes. ok
+// is false when it cannot.
+func (w *localWatch) forwardMetadata(ev storage.Event) (sent, ok bool) {
+	obj, err := w.l.s.objects.InformerCopy(w.l.res, ev.KV, metaVariant, func() (runtime.Object, error) {
+		obj, ok, err := w.l.s.objects.MetadataOf(w.l.res, ev.KV)
+		if err != nil || !ok {
+			return nil, errNoMetadata
+		}
+		return w.l.copyOf(ev.KV, obj)
+	})
+	if err != nil {
+		return false, false // decoded whole, by the caller
+	}
+	return w.send(watch.Event{Type: genericstore.Unfiltered(ev.Type), Object: obj}), true
+}
+
+// errNoMetadata is forwardMetadata's answer when a version's metadata
+// cannot be read alone.
+var errNoMetadata = errors.New("metadata not readable alone")
 
 // fail sends err (when there is one) as the watch's last event.
 func (w *localWatch) fail(err error) {
