@@ -2,7 +2,9 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"reflect"
 	"strconv"
@@ -16,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
@@ -44,8 +47,9 @@ type ListerWatcher interface {
 // LocalListerWatcher serves an informer of gvr in namespace ("" for all)
 // straight from this server's store, in the same process: no HTTP, no JSON.
 // Every version is decoded once and the object handed to all in-process
-// informers is one shared copy (read-only, as informer caches always are),
-// instead of each informer decoding the watch stream itself. With
+// informers is one shared object (read-only, as informer caches always
+// are) sharing all but its top-level struct with the server's decoded
+// one, instead of each informer decoding the watch stream itself. With
 // metadataOnly the objects are *metav1.PartialObjectMetadata, as the
 // metadata client returns them. tweak, when set, edits the options of every
 // list and watch (like informers' TweakListOptions). The objects carry no
@@ -80,8 +84,9 @@ func (l *localListerWatcher) ListWithContext(ctx context.Context, opts metav1.Li
 	}
 	objs := make([]runtime.Object, len(lr.KVs))
 	for i, kv := range lr.KVs {
-		// A list is copied into the list's items anyway: copy each object
-		// once, without churning the watch events' shared copies.
+		// A list is copied into the list's items anyway: make each
+		// object's informer form once, without churning the watch
+		// events' shared ones.
 		if objs[i], err = l.copyOf(kv, lr.Items[i]); err != nil {
 			return nil, err
 		}
@@ -145,21 +150,28 @@ func (l *localListerWatcher) options(opts *metav1.ListOptions) (*genericstore.Fi
 	return genericstore.ParseFilter(l.res, url.Values{"labelSelector": {opts.LabelSelector}, "fieldSelector": {opts.FieldSelector}})
 }
 
-// object is what informers get for a stored version: one copy shared by
+// metaVariant is the InformerCopy variant of metadata-only objects.
+const metaVariant = "meta|"
+
+// object is what informers get for a stored version: one object shared by
 // every local informer, made from the server's own decoded object (decoded,
-// when the caller has it) so that nothing an informer does can reach what
-// the server serves.
+// when the caller has it).
 func (l *localListerWatcher) object(kv storage.KeyValue, decoded runtime.Object) (runtime.Object, error) {
 	variant := ""
 	if l.metadataOnly {
-		variant = "meta|"
+		variant = metaVariant
 	}
 	return l.s.objects.InformerCopy(l.res, kv, variant, func() (runtime.Object, error) { return l.copyOf(kv, decoded) })
 }
 
-// copyOf is a copy of a stored version that informers may keep: of
-// decoded, when the caller has it, or of the server's shared decoded
-// object.
+// copyOf is what informers get for a stored version: decoded, when the
+// caller has it, or the server's shared decoded object, less its
+// managedFields. It shares everything else with the server's object
+// instead of deep-copying it: informers must not modify the objects they
+// are handed (client-go's contract for informer caches, which the
+// controllers here keep — they copy before changing), and the server's
+// decoded objects are read-only too, so sharing costs one shallow struct
+// per version where a deep copy cost a pod's every map and slice.
 func (l *localListerWatcher) copyOf(kv storage.KeyValue, decoded runtime.Object) (runtime.Object, error) {
 	obj := decoded
 	if obj == nil {
@@ -169,27 +181,36 @@ func (l *localListerWatcher) copyOf(kv storage.KeyValue, decoded runtime.Object)
 		}
 	}
 	if l.metadataOnly {
-		pm := endpoints.PartialMetadata(obj)
+		pm := endpoints.PartialMetadata(obj) // its own ObjectMeta struct
 		pm.ManagedFields = nil
-		pm.ObjectMeta = *pm.ObjectMeta.DeepCopy()
 		return pm, nil
 	}
-	return copyWithoutManagedFields(obj), nil
+	return withoutManagedFields(obj), nil
 }
 
-// copyWithoutManagedFields deep-copies obj less its managedFields, which
-// are a large part of an object (a pod's are several KB) and would only be
-// dropped from the copy: a shallow copy without them is what gets
-// deep-copied.
-func copyWithoutManagedFields(obj runtime.Object) runtime.Object {
-	if pod, ok := obj.(*corev1.Pod); ok { // the bulk of local watch events
-		shallow := *pod
+// withoutManagedFields is obj less its managedFields, which are a large
+// part of an object (a pod's are several KB) and no informer reads: a
+// shallow copy without them, sharing the rest with obj, which stays whole.
+func withoutManagedFields(obj runtime.Object) runtime.Object {
+	switch o := obj.(type) {
+	case *corev1.Pod: // the bulk of local watch events
+		shallow := *o
 		shallow.ManagedFields = nil
-		return shallow.DeepCopy()
+		return &shallow
+	case *unstructured.Unstructured:
+		// The metadata is a map of the shared content: a copy of both
+		// levels leaves the original's map alone.
+		content := maps.Clone(o.Object)
+		if md, ok := content["metadata"].(map[string]any); ok {
+			md = maps.Clone(md)
+			delete(md, "managedFields")
+			content["metadata"] = md
+		}
+		return &unstructured.Unstructured{Object: content}
 	}
 	if _, ok := obj.(metav1.ObjectMetaAccessor); !ok {
-		// Not a struct embedding its ObjectMeta (unstructured keeps it in
-		// a map a shallow copy would share): copy all, then drop them.
+		// Neither a struct embedding its ObjectMeta nor unstructured: copy
+		// all, then drop them.
 		out := obj.DeepCopyObject()
 		genericstore.Accessor(out).SetManagedFields(nil)
 		return out
@@ -198,7 +219,7 @@ func copyWithoutManagedFields(obj runtime.Object) runtime.Object {
 	shallow.Elem().Set(reflect.ValueOf(obj).Elem())
 	sobj := shallow.Interface().(runtime.Object)
 	genericstore.Accessor(sobj).SetManagedFields(nil)
-	return sobj.DeepCopyObject()
+	return sobj
 }
 
 // bookmark is a BOOKMARK event at rev, marking the end of the initial
@@ -263,6 +284,11 @@ func (w *localWatch) Flush()                      {}
 // forward sends the watch event one storage event is for this watch.
 func (w *localWatch) forward(ev storage.Event) bool {
 	w.lastRev = ev.KV.ModRevision
+	if w.l.metadataOnly && w.l.res.CustomResource && w.f.Empty() {
+		if sent, ok := w.forwardMetadata(ev); ok {
+			return sent
+		}
+	}
 	typ, decoded, err := w.l.s.objects.Classify(w.l.res, w.f, ev)
 	if err != nil {
 		w.fail(err)
@@ -278,6 +304,29 @@ func (w *localWatch) forward(ev storage.Event) bool {
 	}
 	return w.send(watch.Event{Type: typ, Object: obj})
 }
+
+// forwardMetadata is forward for a metadata-only watch without selectors
+// (the garbage collector's) of a version whose metadata can be read
+// without decoding the whole object (see genericstore.Store.MetadataOf):
+// every ContainerResult's, which nothing else in the process decodes. ok
+// is false when it cannot.
+func (w *localWatch) forwardMetadata(ev storage.Event) (sent, ok bool) {
+	obj, err := w.l.s.objects.InformerCopy(w.l.res, ev.KV, metaVariant, func() (runtime.Object, error) {
+		obj, ok, err := w.l.s.objects.MetadataOf(w.l.res, ev.KV)
+		if err != nil || !ok {
+			return nil, errNoMetadata
+		}
+		return w.l.copyOf(ev.KV, obj)
+	})
+	if err != nil {
+		return false, false // decoded whole, by the caller
+	}
+	return w.send(watch.Event{Type: genericstore.Unfiltered(ev.Type), Object: obj}), true
+}
+
+// errNoMetadata is forwardMetadata's answer when a version's metadata
+// cannot be read alone.
+var errNoMetadata = errors.New("metadata not readable alone")
 
 // fail sends err (when there is one) as the watch's last event.
 func (w *localWatch) fail(err error) {

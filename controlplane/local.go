@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/batchlet/batchlet/apiserver"
+	gccontroller "github.com/batchlet/batchlet/controller/gc"
 )
 
 // LocalSource serves informers from the API server's own store in the same
@@ -126,6 +127,19 @@ func (f *localMetadataFactory) ForResource(gvr schema.GroupVersionResource) info
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})}
 	f.informers[gvr] = inf
 	return inf
+}
+
+var _ gccontroller.LocalInformers = (*localMetadataFactory)(nil)
+
+// NewInformer implements gc.LocalInformers: the garbage collector's
+// monitors of discovered resources (custom resources such as every pod's
+// ContainerResult) then watch in-process too.
+func (f *localMetadataFactory) NewInformer(gvr schema.GroupVersionResource) (cache.SharedIndexInformer, bool) {
+	lw, err := f.src.LocalListerWatcher(gvr, metav1.NamespaceAll, true, nil)
+	if err != nil {
+		return nil, false
+	}
+	return cache.NewSharedIndexInformer(lw, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{}), true
 }
 
 // Start implements metadatainformer.SharedInformerFactory.

@@ -28,6 +28,7 @@ import (
 
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/storage"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
 )
@@ -47,6 +48,11 @@ const (
 	versionCacheSize  = 4096
 	versionCacheBytes = 8 << 20
 )
+
+// fieldCacheSize is how many versions keep their field set: one is only
+// needed until every field-selected watcher has matched it and the next
+// version's event (whose previous version it is).
+const fieldCacheSize = 1024
 
 // Config is what a Store is built from.
 type Config struct {
@@ -75,9 +81,12 @@ type Store struct {
 	// decCache holds decoded versions shared read-only by watches and
 	// updates.
 	decCache *ringCache[runtime.Object]
-	// localCache holds the copies in-process informers share (see
+	// localCache holds the objects in-process informers share (see
 	// InformerCopy).
 	localCache *ringCache[runtime.Object]
+	// fieldCache holds the field sets of versions that field-selected
+	// watchers matched, shared by them.
+	fieldCache *ringCache[fields.Set]
 }
 
 // New returns a Store over cfg.Backend.
@@ -88,15 +97,16 @@ func New(cfg Config) *Store {
 		pbItems:    newEncodedItems(encodedItemsSize, encodedItemsBytes),
 		decCache:   newSizedRingCache[runtime.Object](versionCacheSize, versionCacheBytes),
 		localCache: newSizedRingCache[runtime.Object](versionCacheSize, versionCacheBytes),
+		fieldCache: newRingCache[fields.Set](fieldCacheSize),
 	}
 }
 
 // Backend is the storage the Store reads and writes.
 func (s *Store) Backend() storage.Backend { return s.store }
 
-// InformerCopy returns the copy of a stored version that in-process
-// informers share, made once by make; variant separates kinds of copy of
-// one version (whole objects, metadata only).
+// InformerCopy returns the object of a stored version that in-process
+// informers share, made once by make; variant separates kinds of it
+// (whole objects, metadata only).
 func (s *Store) InformerCopy(res *registry.Resource, kv storage.KeyValue, variant string, make func() (runtime.Object, error)) (runtime.Object, error) {
 	return s.localCache.getSized(versionOf(res, variant, kv), len(kv.Value), make)
 }

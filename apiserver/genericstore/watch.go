@@ -1,6 +1,7 @@
 package genericstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,9 +11,13 @@ import (
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/storage"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
+	kjson "sigs.k8s.io/json"
 )
 
 // WatchStart is where a watch begins: the initial list to send (with
@@ -118,15 +123,34 @@ func (s *Store) Classify(res *registry.Resource, f *Filter, ev storage.Event) (w
 	if f.empty() {
 		return unfiltered(ev.Type), obj, nil
 	}
-	matches, prevMatches := f.matches(obj), false
+	matches, prevMatches := s.versionMatches(f, ev.KV, obj), false
 	if ev.PrevKV != nil {
 		prev, err := s.DecodedShared(res, *ev.PrevKV)
 		if err != nil {
 			return "", nil, err
 		}
-		prevMatches = f.matches(prev)
+		prevMatches = s.versionMatches(f, *ev.PrevKV, prev)
 	}
 	return transition(ev.Type, matches, prevMatches), obj, nil
+}
+
+// versionMatches is f.matches for obj, the decoded stored version kv, with
+// the version's field set (a map of a pod's ten fields) made once and
+// shared by every field-selected watcher (each node agent's is one), which
+// would each make it twice per event, for the version and its previous
+// one.
+func (s *Store) versionMatches(f *Filter, kv storage.KeyValue, obj runtime.Object) bool {
+	if f.empty() {
+		return true
+	}
+	if !f.labels.Empty() && !f.labels.Matches(labels.Set(Accessor(obj).GetLabels())) {
+		return false
+	}
+	if f.fields.Empty() {
+		return true
+	}
+	set, _ := s.fieldCache.get(versionOf(f.res, "", kv), func() (fields.Set, error) { return fieldSet(f.res, obj), nil })
+	return f.fields.Matches(set)
 }
 
 // unfiltered is the watch event of a storage event for a watcher without
@@ -165,3 +189,35 @@ func transition(t storage.EventType, matches, prevMatches bool) watch.EventType 
 func (s *Store) DecodedShared(res *registry.Resource, kv storage.KeyValue) (runtime.Object, error) {
 	return s.decCache.getSized(versionOf(res, "", kv), len(kv.Value), func() (runtime.Object, error) { return decodeKV(res, kv) })
 }
+
+// MetadataOf is, for readers of a version's metadata alone (metadata-only
+// watchers), an object whose metadata is the version's: the server's
+// shared decoded object when it has one, else for a JSON-stored version
+// (a custom resource's) a *metav1.PartialObjectMetadata decoded from the
+// metadata field alone, which skips building the whole object's maps and
+// defaulting it (neither changes its metadata). ok is false for versions
+// stored otherwise: the caller decodes them whole. Either is read-only.
+func (s *Store) MetadataOf(res *registry.Resource, kv storage.KeyValue) (obj runtime.Object, ok bool, err error) {
+	if bytes.HasPrefix(kv.Value, protobufMagic) || res.FromStorage != nil {
+		return nil, false, nil
+	}
+	if obj, ok := s.decCache.peek(versionOf(res, "", kv)); ok {
+		return obj, true, nil
+	}
+	var v struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+	}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(kv.Value, &v); err != nil {
+		return nil, false, fmt.Errorf("decode stored %s metadata: %w", res.Kind, err)
+	}
+	pm := &metav1.PartialObjectMetadata{ObjectMeta: v.Metadata}
+	pm.ResourceVersion = strconv.FormatInt(kv.ModRevision, 10)
+	return pm, true, nil
+}
+
+// Unfiltered is the watch event of a storage event for a watcher without
+// selectors.
+func Unfiltered(t storage.EventType) watch.EventType { return unfiltered(t) }
+
+// Empty says whether f passes every object.
+func (f *Filter) Empty() bool { return f.empty() }

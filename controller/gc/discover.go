@@ -111,7 +111,7 @@ func (c *Controller) deletableResources(lists []*metav1.APIResourceList) map[sch
 // monitor.
 func (c *Controller) startMonitor(ctx context.Context, r Resource) {
 	mctx, cancel := context.WithCancel(ctx)
-	inf := metadatainformer.NewFilteredMetadataInformer(c.client, r.GVR, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+	inf := c.monitorInformer(r.GVR)
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.onUpsert(r, obj) },
 		UpdateFunc: func(_, obj any) { c.onUpsert(r, obj) },
@@ -126,4 +126,27 @@ func (c *Controller) startMonitor(ctx context.Context, r Resource) {
 	c.monitors[r.GVR] = monitor{res: r, cancel: cancel}
 	go inf.RunWithContext(mctx)
 	c.log.Info("garbage collector watching", "resource", r.GVR.String())
+}
+
+// LocalInformers is a metadata informer factory that also makes informers
+// of their own served in the same process as the API server (the embedded
+// control plane's): no HTTP, no JSON, one decode shared with the other
+// in-process informers.
+type LocalInformers interface {
+	// NewInformer is an unstarted informer of gvr's object metadata that
+	// the factory neither shares nor starts; ok is false when gvr is not
+	// served locally.
+	NewInformer(gvr schema.GroupVersionResource) (inf cache.SharedIndexInformer, ok bool)
+}
+
+// monitorInformer is an informer of gvr's metadata of a monitor's own (it
+// starts and stops it): local when the informer factory can make one,
+// else over the metadata client.
+func (c *Controller) monitorInformer(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
+	if f, ok := c.factory.(LocalInformers); ok {
+		if inf, ok := f.NewInformer(gvr); ok {
+			return inf
+		}
+	}
+	return metadatainformer.NewFilteredMetadataInformer(c.client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
 }

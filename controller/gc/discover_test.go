@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/metadata/fake"
 	"k8s.io/client-go/metadata/metadatainformer"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 )
@@ -101,4 +102,45 @@ func TestDiscoveredOwnerKindsAreCollected(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "pod deleted after its Widget", func() bool { return get(t, client, podsRes, "of-live") == nil })
+}
+
+// localFactory is a metadata informer factory that makes local informers
+// of the resources in local.
+type localFactory struct {
+	metadatainformer.SharedInformerFactory
+	local map[schema.GroupVersionResource]cache.SharedIndexInformer
+}
+
+func (f localFactory) NewInformer(gvr schema.GroupVersionResource) (cache.SharedIndexInformer, bool) {
+	inf, ok := f.local[gvr]
+	return inf, ok
+}
+
+// A discovered resource's monitor watches through the factory's local
+// informer when it has one, else over the metadata client.
+func TestMonitorInformerIsLocalWhenServedLocally(t *testing.T) {
+	client := fake.NewSimpleMetadataClient(fake.NewTestScheme())
+	local := cache.NewSharedIndexInformer(&cache.ListWatch{}, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
+	f := localFactory{metadatainformer.NewSharedInformerFactory(client, 0), map[schema.GroupVersionResource]cache.SharedIndexInformer{widgetsRes.GVR: local}}
+	for _, tc := range []struct {
+		name      string
+		factory   metadatainformer.SharedInformerFactory
+		gvr       schema.GroupVersionResource
+		wantLocal bool
+	}{
+		{"served locally", f, widgetsRes.GVR, true},
+		{"not served locally", f, podsRes.GVR, false},
+		{"factory without local informers", f.SharedInformerFactory, widgetsRes.GVR, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Controller{client: client, factory: tc.factory}
+			inf := c.monitorInformer(tc.gvr)
+			if inf == nil {
+				t.Fatal("no informer")
+			}
+			if got := inf == local; got != tc.wantLocal {
+				t.Errorf("local informer: %v, want %v", got, tc.wantLocal)
+			}
+		})
+	}
 }
