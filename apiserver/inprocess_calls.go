@@ -15,6 +15,7 @@ import (
 	"github.com/batchlet/batchlet/apiserver/query"
 	"github.com/batchlet/batchlet/apiserver/registry/strategy"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -300,6 +301,29 @@ func (c *InProcessCalls) Bind(ctx context.Context, namespace string, b *corev1.B
 		return nil, c.s.pods.Bind(ctx, info, in, isDryRunOpt(opts.DryRun))
 	})
 	return err
+}
+
+// CreateToken answers POST serviceaccounts/<name>/token, as the
+// TokenRequest handler does for the same request over HTTP.
+func (c *InProcessCalls) CreateToken(ctx context.Context, namespace, name string, tr *authenticationv1.TokenRequest, opts metav1.CreateOptions) (*authenticationv1.TokenRequest, error) {
+	info := requestInfo(corev1.SchemeGroupVersion.WithResource("serviceaccounts"), namespace, name, "token", "create")
+	out, err := c.call(ctx, info, opts.FieldManager, http.StatusCreated, func(ctx context.Context, info endpoints.RequestInfo) (runtime.Object, error) {
+		if tr == nil {
+			return nil, apierrors.NewBadRequest("the request has no body")
+		}
+		if err := c.checkBodySize(tr); err != nil {
+			return nil, err
+		}
+		in := wireCopy(tr).(*authenticationv1.TokenRequest)
+		if err := c.s.tokens.Issue(ctx, namespace, name, in); err != nil {
+			return nil, err
+		}
+		return in, nil
+	})
+	if err != nil || out == nil {
+		return &authenticationv1.TokenRequest{}, err
+	}
+	return out.(*authenticationv1.TokenRequest), nil
 }
 
 // updateModeOf is the strategy mode of an update or patch of info's

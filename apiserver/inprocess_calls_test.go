@@ -15,6 +15,7 @@ import (
 	"github.com/batchlet/batchlet/results"
 	"github.com/batchlet/batchlet/storage/memory"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -282,6 +283,37 @@ var equivOps = []struct {
 	}, "events/j1.2"},
 }
 
+// equivReadOps are reads the agent's volume set-up makes, run after
+// equivOps.
+var equivReadOps = []struct {
+	name string
+	op   func(ctx context.Context, e *equivEnv) (runtime.Object, error)
+}{
+	{"get configmap", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}, Data: map[string]string{"ca.crt": "x"}}
+		if _, err := e.http.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+		return e.client.CoreV1().ConfigMaps("default").Get(ctx, "cm", metav1.GetOptions{})
+	}},
+	{"get missing configmap", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
+		return e.client.CoreV1().ConfigMaps("default").Get(ctx, "nope", metav1.GetOptions{})
+	}},
+	{"get secret", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}, Data: map[string][]byte{"k": []byte("v")}}
+		if _, err := e.http.CoreV1().Secrets("default").Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+		return e.client.CoreV1().Secrets("default").Get(ctx, "s", metav1.GetOptions{})
+	}},
+	{"get missing secret", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
+		return e.client.CoreV1().Secrets("default").Get(ctx, "nope", metav1.GetOptions{})
+	}},
+	{"token request without an issuer", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
+		return e.client.CoreV1().ServiceAccounts("default").CreateToken(ctx, "default", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	}},
+}
+
 // equivViaHTTP are the ops the in-process client sends over HTTP: Job
 // creates are not served in-process.
 var equivViaHTTP = map[string]bool{"create job": true}
@@ -307,6 +339,12 @@ func TestInProcessClientMatchesHTTP(t *testing.T) {
 		if op.stored != "" {
 			compareEquiv(t, op.name+": stored", viaHTTP, inProc, stored(ctx, t, viaHTTP, op.stored), stored(ctx, t, inProc, op.stored))
 		}
+	}
+	for _, op := range equivReadOps {
+		wantObj, wantErr := op.op(ctx, viaHTTP)
+		gotObj, gotErr := op.op(ctx, inProc)
+		compareEquiv(t, op.name+": error", viaHTTP, inProc, errObj(wantErr), errObj(gotErr))
+		compareEquiv(t, op.name+": answer", viaHTTP, inProc, wantObj, gotObj)
 	}
 	want, got := requestCounts(t, viaHTTP.srv), requestCounts(t, inProc.srv)
 	if len(want) == 0 {

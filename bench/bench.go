@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/batchlet/batchlet/controlplane"
 )
 
 // Config sizes the scenarios. Zero values take each scenario's default
@@ -246,6 +248,7 @@ func (r *runner) tempDir(name string) (string, func(), error) {
 			return
 		}
 		_ = os.RemoveAll(dir)
+		controlplane.RemovePodsMemory(dir)
 	}, nil
 }
 

@@ -270,7 +270,7 @@ func agentRuntime(ctx context.Context, kind, rootDir string, hide []string, supe
 		return sim.New(ctx, clock.RealClock{}), nil
 	case "process", "image":
 		cfg := process.Config{RootDir: rootDir, Logger: logger.With("component", "runtime"), HidePaths: append(hide, rootDir+"-images"),
-			ShimSupervisor: supervisor}
+			ShimSupervisor: supervisor, MemoryDir: process.DefaultMemoryDir(rootDir)}
 		// The image store sits beside the pod directories, not among them.
 		err := process.WithImages(&cfg, process.ImageOptions{Dir: rootDir + "-images", ByDefault: kind == "image"})
 		if err != nil {

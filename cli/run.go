@@ -220,6 +220,7 @@ func runTarget(ctx context.Context, f runFlags, stderr io.Writer) (*rest.Config,
 			fmt.Fprintf(stderr, "kept data dir %s; the control plane has stopped, restart it with:\n  batchlet server --data-dir %s\n  export KUBECONFIG=%s\n", dataDir, dataDir, filepath.Join(dataDir, "kubeconfig"))
 		} else if temp {
 			_ = os.RemoveAll(dataDir)
+			controlplane.RemovePodsMemory(dataDir)
 		}
 	}
 	return cp.ClientConfig(), shutdown, temp && !f.keep, nil

@@ -357,6 +357,13 @@ func (cp *ControlPlane) resultsConfig(cfg *rest.Config) (agent.ResultsConfig, er
 	return agent.ResultsConfig{Writer: w, LogTailBytes: cp.opts.ResultsLogTail}, nil
 }
 
+// RemovePodsMemory frees what the process runtime of the control plane
+// on dataDir keeps in memory (process.Config.MemoryDir), for who removes
+// that data dir.
+func RemovePodsMemory(dataDir string) {
+	process.RemoveMemoryDir(filepath.Join(dataDir, "pods"))
+}
+
 func (cp *ControlPlane) newRuntime(ctx context.Context) (runtime.Runtime, error) {
 	switch cp.opts.Runtime {
 	case "sim":
@@ -366,8 +373,10 @@ func (cp *ControlPlane) newRuntime(ctx context.Context) (runtime.Runtime, error)
 		// would adopt them.
 		// Pods see nothing of the data dir: its store, credentials and
 		// kubeconfig are the cluster's admin rights.
-		cfg := process.Config{RootDir: filepath.Join(cp.opts.DataDir, "pods"), Logger: cp.log.With("component", "runtime"),
-			NoShims: cp.opts.Ephemeral, HidePaths: []string{cp.opts.DataDir}, ShimSupervisor: cp.opts.ShimSupervisor}
+		podsDir := filepath.Join(cp.opts.DataDir, "pods")
+		cfg := process.Config{RootDir: podsDir, Logger: cp.log.With("component", "runtime"),
+			NoShims: cp.opts.Ephemeral, HidePaths: []string{cp.opts.DataDir}, ShimSupervisor: cp.opts.ShimSupervisor,
+			MemoryDir: process.DefaultMemoryDir(podsDir)}
 		err := process.WithImages(&cfg, process.ImageOptions{Dir: filepath.Join(cp.opts.DataDir, "images"), ByDefault: cp.opts.Runtime == "image",
 			Mirrors: cp.opts.RegistryMirrors, DockerConfig: cp.opts.DockerConfig})
 		if err != nil {

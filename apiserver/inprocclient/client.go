@@ -2,7 +2,8 @@
 // the API server's process: the hot calls of the controllers, the
 // scheduler and the embedded agent (pod create, patch, status update,
 // delete, get and bind; Job status updates and patches; event creates and
-// patches) go straight to the server's typed write path (Server), with no
+// patches; the agent's ConfigMap and Secret gets and TokenRequests) go
+// straight to the server's typed write path (Server), with no
 // protobuf encoding, HTTP plumbing or decoding in between; every other
 // call, and any call this package does not serve exactly (apply patches,
 // unusual options or names), goes through the wrapped HTTP clientset. The
@@ -14,6 +15,7 @@ import (
 	"context"
 	"reflect"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -39,6 +41,13 @@ type Server interface {
 	Patch(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresource string) (runtime.Object, error)
 	Delete(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, opts metav1.DeleteOptions) error
 	Bind(ctx context.Context, namespace string, b *corev1.Binding, opts metav1.CreateOptions) error
+}
+
+// TokenServer is the typed entry to the TokenRequest API
+// (apiserver.InProcessCalls); a Server without it sends token requests
+// over HTTP.
+type TokenServer interface {
+	CreateToken(ctx context.Context, namespace, name string, tr *authenticationv1.TokenRequest, opts metav1.CreateOptions) (*authenticationv1.TokenRequest, error)
 }
 
 // New wraps the HTTP clientset over the same server: the calls this
@@ -71,6 +80,23 @@ type coreV1 struct {
 
 func (c coreV1) Pods(namespace string) corev1client.PodInterface {
 	return &pods{PodInterface: c.CoreV1Interface.Pods(namespace), typed: newTyped[*corev1.Pod](c.srv, "", "v1", "pods", namespace)}
+}
+
+func (c coreV1) ConfigMaps(namespace string) corev1client.ConfigMapInterface {
+	return &configMaps{ConfigMapInterface: c.CoreV1Interface.ConfigMaps(namespace), typed: newTyped[*corev1.ConfigMap](c.srv, "", "v1", "configmaps", namespace)}
+}
+
+func (c coreV1) Secrets(namespace string) corev1client.SecretInterface {
+	return &secrets{SecretInterface: c.CoreV1Interface.Secrets(namespace), typed: newTyped[*corev1.Secret](c.srv, "", "v1", "secrets", namespace)}
+}
+
+func (c coreV1) ServiceAccounts(namespace string) corev1client.ServiceAccountInterface {
+	sa := c.CoreV1Interface.ServiceAccounts(namespace)
+	ts, ok := c.srv.(TokenServer)
+	if !ok {
+		return sa
+	}
+	return &serviceAccounts{ServiceAccountInterface: sa, srv: ts, namespace: namespace}
 }
 
 func (c coreV1) Events(namespace string) corev1client.EventInterface {

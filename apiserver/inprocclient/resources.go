@@ -3,7 +3,9 @@ package inprocclient
 import (
 	"context"
 	"fmt"
+	"reflect"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -69,6 +71,53 @@ func (c *pods) Bind(ctx context.Context, binding *corev1.Binding, opts metav1.Cr
 		return c.PodInterface.Bind(ctx, binding, opts)
 	}
 	return c.typed.srv.Bind(ctx, c.typed.namespace, binding, opts)
+}
+
+// configMaps and secrets serve the reads of the agent's volume set-up
+// (every pod's kube-root-ca.crt) in-process.
+type configMaps struct {
+	corev1client.ConfigMapInterface
+	typed typed[*corev1.ConfigMap]
+}
+
+func (c *configMaps) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.ConfigMap, error) {
+	if !servesGet(ctx, c.typed.namespace, name, opts) {
+		return c.ConfigMapInterface.Get(ctx, name, opts)
+	}
+	return c.typed.get(ctx, name)
+}
+
+type secrets struct {
+	corev1client.SecretInterface
+	typed typed[*corev1.Secret]
+}
+
+func (c *secrets) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error) {
+	if !servesGet(ctx, c.typed.namespace, name, opts) {
+		return c.SecretInterface.Get(ctx, name, opts)
+	}
+	return c.typed.get(ctx, name)
+}
+
+// servesGet reports whether a Get reads the latest object, which is what
+// the in-process read answers.
+func servesGet(ctx context.Context, namespace, name string, opts metav1.GetOptions) bool {
+	return opts.ResourceVersion == "" && namespace != "" && serves(ctx, namespace, name, true)
+}
+
+// serviceAccounts serves the agent's token requests (one per pod with a
+// projected service-account token) in-process.
+type serviceAccounts struct {
+	corev1client.ServiceAccountInterface
+	srv       TokenServer
+	namespace string
+}
+
+func (c *serviceAccounts) CreateToken(ctx context.Context, name string, tr *authenticationv1.TokenRequest, opts metav1.CreateOptions) (*authenticationv1.TokenRequest, error) {
+	if tr == nil || c.namespace == "" || !reflect.DeepEqual(opts, metav1.CreateOptions{}) || !serves(ctx, c.namespace, name, true) {
+		return c.ServiceAccountInterface.CreateToken(ctx, name, tr, opts)
+	}
+	return c.srv.CreateToken(ctx, c.namespace, name, tr, opts)
 }
 
 // jobs serves the Job controller's status writes in-process.

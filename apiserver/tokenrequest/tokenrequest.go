@@ -64,14 +64,28 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request, info endpoints.
 		err = h.Codec.DecodeLoose(r, data, req)
 	}
 	if err == nil {
-		err = h.issue(r.Context(), info.Namespace, info.Name, req)
+		err = h.Issue(r.Context(), info.Namespace, info.Name, req)
 	}
 	if err != nil {
 		endpoints.WriteError(w, err)
 		return
 	}
-	req.SetGroupVersionKind(authenticationv1.SchemeGroupVersion.WithKind("TokenRequest"))
 	h.Codec.WriteObject(w, r, nil, http.StatusCreated, req)
+}
+
+// Issue answers the TokenRequest req for the service account
+// namespace/name in place, as Create does for a decoded request body: the
+// typed entry of in-process callers (the embedded node agent asks one
+// token per pod).
+func (h *Handler) Issue(ctx context.Context, namespace, name string, req *authenticationv1.TokenRequest) error {
+	if h.Issuer == nil {
+		return endpoints.ErrNotFoundPath()
+	}
+	if err := h.issue(ctx, namespace, name, req); err != nil {
+		return err
+	}
+	req.SetGroupVersionKind(authenticationv1.SchemeGroupVersion.WithKind("TokenRequest"))
+	return nil
 }
 
 // issue defaults and validates req, resolves its bound object and fills

@@ -396,9 +396,15 @@ func (r *Runtime) removeOrphan(dir string, bases []string, remove bool) {
 		(&shimRef{base: base}).waitUnlocked(exited)
 		<-exited
 	}
-	if remove {
-		if err := os.RemoveAll(dir); err != nil {
-			r.log.Info("remove orphaned pod dir", "dir", dir, "err", err.Error())
+	if !remove {
+		return
+	}
+	for _, d := range []string{dir, r.podMemoryDir(types.UID(filepath.Base(dir)))} {
+		if d == "" {
+			continue
+		}
+		if err := os.RemoveAll(d); err != nil {
+			r.log.Info("remove orphaned pod dir", "dir", d, "err", err.Error())
 		}
 	}
 }

@@ -100,6 +100,13 @@ func readLog(ctx context.Context, path string, opts runtime.LogOptions, finished
 		return fmt.Errorf("open log: %w", err)
 	}
 	defer f.Close()
+	if !opts.Follow {
+		// Most containers of a batch write nothing: their results' log
+		// tails need no reader.
+		if st, err := f.Stat(); err == nil && st.Size() == 0 {
+			return nil
+		}
+	}
 	lw := &logWriter{w: w, timestamps: opts.Timestamps, remaining: -1, startLine: true}
 	if opts.LimitBytes != nil {
 		lw.remaining = *opts.LimitBytes

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"testing"
 
 	"github.com/batchlet/batchlet/runtime"
@@ -29,5 +30,25 @@ func TestLogsOfAPodThatEndedBeforeTheRuntime(t *testing.T) {
 	err := r.Logs(context.Background(), "gone", "sidecar", runtime.LogOptions{}, &bytes.Buffer{})
 	if !errors.Is(err, runtime.ErrNotFound) {
 		t.Errorf("a container without logs: %v, want ErrNotFound", err)
+	}
+}
+
+// An empty log reads as nothing, followed or not; a missing one is an
+// error.
+func TestReadLogOfEmptyAndMissingFiles(t *testing.T) {
+	dir := t.TempDir()
+	empty := dir + "/c.0.log"
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, follow := range []bool{false, true} {
+		var out bytes.Buffer
+		err := readLog(context.Background(), empty, runtime.LogOptions{Follow: follow}, func() bool { return true }, &out)
+		if err != nil || out.Len() != 0 {
+			t.Errorf("follow=%v: %q, %v; want nothing", follow, out.String(), err)
+		}
+	}
+	if err := readLog(context.Background(), dir+"/none.log", runtime.LogOptions{}, func() bool { return true }, &bytes.Buffer{}); err == nil {
+		t.Error("a missing log read without an error")
 	}
 }

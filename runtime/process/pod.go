@@ -221,12 +221,39 @@ func (p *pod) setup() error {
 // setupVolumes makes the pod's volumes in its directory and gives them to
 // its fsGroup.
 func (p *pod) setupVolumes(ctx context.Context) error {
-	vols, err := materializeVolumes(ctx, p.rt.files, p.api, p.dir, p.tokenResolver())
+	vols, err := materializeVolumes(ctx, p.rt.files, p.api, p.volumeDirs(), p.tokenResolver())
 	if err != nil {
 		return err
 	}
 	p.volumes = vols
 	return p.applyFSGroup()
+}
+
+// volumeDirs is where the pod's volumes go: in its directory, but those
+// the kubelet keeps in memory in the runtime's MemoryDir, unless a
+// container adopted from an earlier agent runs with them in the pod's
+// directory (its bind mounts stay there, and so must refreshed tokens).
+func (p *pod) volumeDirs() volumeDirs {
+	d := volumeDirs{disk: p.dir, memory: p.rt.podMemoryDir(p.api.UID)}
+	if d.memory != "" && p.adopted() {
+		if _, err := os.Stat(filepath.Join(p.dir, "volumes")); err == nil {
+			d.memory = ""
+		}
+	}
+	return d
+}
+
+// adopted reports whether one of the pod's containers was adopted from an
+// earlier agent.
+func (p *pod) adopted() bool {
+	for _, cs := range [][]*ctr{p.init, p.ctrs} {
+		for _, c := range cs {
+			if c.adopt != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // makeDir makes dir, which may exist already (a resumed pod, a retried
@@ -404,8 +431,13 @@ func (p *pod) find(name string) (*ctr, bool) {
 // cleanup removes the pod's files (not host paths).
 func (p *pod) cleanup() {
 	p.releaseImages()
-	if err := os.RemoveAll(p.dir); err != nil {
-		p.rt.log.Info("remove pod dir", "dir", p.dir, "err", err.Error())
+	for _, dir := range []string{p.dir, p.rt.podMemoryDir(p.api.UID)} {
+		if dir == "" {
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			p.rt.log.Info("remove pod dir", "dir", dir, "err", err.Error())
+		}
 	}
 }
 

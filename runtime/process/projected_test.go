@@ -55,7 +55,7 @@ func TestProjectedServiceAccountVolume(t *testing.T) {
 	res := &tokenResolver{fakeResolver: fakeResolver{cms: map[string]*corev1.ConfigMap{
 		"team/kube-root-ca.crt": {Data: map[string]string{"ca.crt": "PEM"}}}}}
 	dir := t.TempDir()
-	vols, err := materializeVolumes(context.Background(), newFileWriter(), tokenPod(), dir, res)
+	vols, err := materializeVolumes(context.Background(), newFileWriter(), tokenPod(), volumeDirs{disk: dir}, res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestProjectedServiceAccountVolume(t *testing.T) {
 }
 
 func TestProjectedVolumeWithoutRootCAFails(t *testing.T) {
-	_, err := materializeVolumes(context.Background(), newFileWriter(), tokenPod(), t.TempDir(), &tokenResolver{})
+	_, err := materializeVolumes(context.Background(), newFileWriter(), tokenPod(), volumeDirs{disk: t.TempDir()}, &tokenResolver{})
 	const want = `MountVolume.SetUp failed for volume "kube-api-access" : configmap "kube-root-ca.crt" not found`
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %q", err, want)

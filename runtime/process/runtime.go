@@ -68,6 +68,12 @@ type Config struct {
 	// server's and agent's default, --shim-supervisor); ignored with
 	// NoShims.
 	ShimSupervisor bool
+	// MemoryDir, when set, holds the pods' projected and Secret volumes
+	// (every pod's service-account token among them), which the kubelet
+	// keeps on a tmpfs: never on disk, and without the cost of inode
+	// allocations on a disk file system (see DefaultMemoryDir). Empty:
+	// they are in the pods' directories.
+	MemoryDir string
 }
 
 // Runtime runs pods as host processes. Create it with New.
@@ -124,6 +130,14 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	if err := os.MkdirAll(cfg.RootDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create runtime root %s: %w", cfg.RootDir, err)
+	}
+	if cfg.MemoryDir != "" {
+		if cfg.MemoryDir, err = filepath.Abs(cfg.MemoryDir); err != nil {
+			return nil, fmt.Errorf("process runtime: %w", err)
+		}
+		if err := makeMemoryDir(cfg.MemoryDir, cfg.RootDir); err != nil {
+			return nil, err
+		}
 	}
 	spreadPodDirs(cfg.RootDir)
 	devNull, err := os.Open(os.DevNull)
@@ -335,6 +349,15 @@ func (r *Runtime) Exec(ctx context.Context, uid types.UID, container string, cmd
 }
 
 func (r *Runtime) podDir(uid types.UID) string { return filepath.Join(r.cfg.RootDir, string(uid)) }
+
+// podMemoryDir is the directory of the pod's volumes in MemoryDir; "" when
+// there is none.
+func (r *Runtime) podMemoryDir(uid types.UID) string {
+	if r.cfg.MemoryDir == "" {
+		return ""
+	}
+	return filepath.Join(r.cfg.MemoryDir, string(uid))
+}
 
 // SetEventRecorder replaces the event recorder; call it before starting
 // pods (the agent does so in agent.New).

@@ -181,7 +181,15 @@ func setVolumeOwnership(dir string, fsGroup int64, readOnly bool) error {
 // hiddenPaths are the host paths containers must not see: the runtime's
 // root (every pod's files) and Config.HidePaths.
 func (r *Runtime) hiddenPaths() []string {
-	return append([]string{r.cfg.RootDir}, r.cfg.HidePaths...)
+	hide := []string{r.cfg.RootDir}
+	switch {
+	case strings.HasPrefix(r.cfg.MemoryDir, memoryBase+"/"):
+		// The other runtimes' too.
+		hide = append(hide, memoryBase)
+	case r.cfg.MemoryDir != "":
+		hide = append(hide, r.cfg.MemoryDir)
+	}
+	return append(hide, r.cfg.HidePaths...)
 }
 
 // idOr is *id, or -1 (chown's "unchanged") when nil.

@@ -3,6 +3,7 @@ package process
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,8 +14,25 @@ import (
 // the ServiceAccount admission's kube-api-access volume (token, ca.crt,
 // namespace) and /etc/hosts — with a resolver that answers at once, and
 // reports the CPU per set-up. The pod directories are under $TMPDIR.
+// With memory=tmpfs the volume goes to a MemoryDir on a tmpfs (/dev/shm
+// here), as batchlet server's runtime has it.
 func BenchmarkPodSetUp(b *testing.B) {
-	r, err := New(Config{RootDir: b.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	b.Run("memory=none", func(b *testing.B) { benchmarkPodSetUp(b, "") })
+	b.Run("memory=tmpfs", func(b *testing.B) {
+		if !isTmpfs("/dev/shm") {
+			b.Skip("no tmpfs at /dev/shm")
+		}
+		dir, err := os.MkdirTemp("/dev/shm", "bench-memory-")
+		if err != nil {
+			b.Skip(err)
+		}
+		defer os.RemoveAll(dir)
+		benchmarkPodSetUp(b, dir)
+	})
+}
+
+func benchmarkPodSetUp(b *testing.B, memoryDir string) {
+	r, err := New(Config{RootDir: b.TempDir(), Logger: slog.New(slog.DiscardHandler), MemoryDir: memoryDir})
 	if err != nil {
 		b.Fatal(err)
 	}

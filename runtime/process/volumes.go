@@ -12,15 +12,34 @@ import (
 	"github.com/batchlet/batchlet/runtime"
 )
 
+// volumeDirs are the directories a pod's volumes are made in.
+type volumeDirs struct {
+	// disk is the pod's directory, which exists: its volumes go in
+	// disk/volumes.
+	disk string
+	// memory, when set, is the pod's directory in the runtime's MemoryDir
+	// (made when needed), for the volumes the kubelet backs with a tmpfs
+	// (projected and Secret ones).
+	memory string
+}
+
+// rootFor is the directory v goes in.
+func (d volumeDirs) rootFor(v *corev1.Volume) string {
+	if d.memory != "" && (v.Projected != nil || v.Secret != nil) {
+		return d.memory
+	}
+	return filepath.Join(d.disk, "volumes")
+}
+
 // materializeVolumes creates one host directory (or uses the host path) per
-// pod volume and returns name → host path. The pod's directory exists; the
-// volumes are made in it with one mkdir each and their files written once
-// (see fileWriter), nothing stat'ed first.
-func materializeVolumes(ctx context.Context, w fileWriter, pod *corev1.Pod, dir string, res runtime.Resolver) (map[string]string, error) {
+// pod volume and returns name → host path. The volumes are made with one
+// mkdir each and their files written once (see fileWriter), nothing
+// stat'ed first.
+func materializeVolumes(ctx context.Context, w fileWriter, pod *corev1.Pod, dirs volumeDirs, res runtime.Resolver) (map[string]string, error) {
 	out := make(map[string]string, len(pod.Spec.Volumes))
-	root := filepath.Join(dir, "volumes")
-	rootMade := false
-	for _, v := range pod.Spec.Volumes {
+	made := map[string]bool{}
+	for i := range pod.Spec.Volumes {
+		v := pod.Spec.Volumes[i]
 		if v.HostPath != nil {
 			path := v.HostPath.Path
 			if t := v.HostPath.Type; t != nil && (*t == corev1.HostPathDirectoryOrCreate) {
@@ -31,11 +50,12 @@ func materializeVolumes(ctx context.Context, w fileWriter, pod *corev1.Pod, dir 
 			out[v.Name] = path
 			continue
 		}
-		if !rootMade {
+		root := dirs.rootFor(&v)
+		if !made[root] {
 			if err := makeDir(root, 0o755); err != nil {
 				return nil, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.Name, err)
 			}
-			rootMade = true
+			made[root] = true
 		}
 		path := filepath.Join(root, v.Name)
 		if err := materializeVolume(ctx, w, pod, v, path, res); err != nil {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -174,6 +175,99 @@ volumes/sec/user -rw-r--r-- 0:2000 u`
 				}
 			})
 		}
+	}
+}
+
+// TestVolumeTreeWithMemoryDir: with a MemoryDir, the projected and Secret
+// volumes (those the kubelet backs with a tmpfs) are made there, the
+// others in the pod's directory, with the same modes; the pod's clean-up
+// removes both, and containers do not see the MemoryDir.
+func TestVolumeTreeWithMemoryDir(t *testing.T) {
+	withUmask(t, 0o022)
+	disk := `. drwxr-xr-x 0:0
+volumes drwxr-xr-x 0:0
+volumes/cfg drwxr-xr-x 0:0
+volumes/cfg/b -r-------- 0:0 B
+volumes/cfg/sub drwxr-xr-x 0:0
+volumes/cfg/sub/dir drwxr-xr-x 0:0
+volumes/cfg/sub/dir/a -rw------- 0:0 A
+volumes/info drwxr-xr-x 0:0
+volumes/info/name -rw-rw-rw- 0:0 p
+volumes/scratch drwxrwxrwx 0:0`
+	memory := `. drwxr-xr-x 0:0
+kube-api-access drwxr-xr-x 0:0
+kube-api-access/ca.crt -rw-r--r-- 0:0 PEM
+kube-api-access/namespace -rw-r--r-- 0:0 team
+kube-api-access/token -rw-r--r-- 0:0 team|builder||3607|1
+kube-api-access/vault-token -rw-r--r-- 0:0 team|builder|vault|3600|2
+opt drwxr-xr-x 0:0
+sec drwxr-xr-x 0:0
+sec/pass -rw-r--r-- 0:0 p
+sec/user -rw-r--r-- 0:0 u`
+	if os.Geteuid() != 0 {
+		t.Skip("the tree is pinned for root, who may chown")
+	}
+	root := t.TempDir()
+	rt := &Runtime{cfg: Config{RootDir: filepath.Join(root, "pods"), MemoryDir: filepath.Join(root, "shm")}, files: newFileWriter(),
+		clock: clocktesting.NewFakeClock(time.Unix(0, 0))}
+	api := volumesPod(nil)
+	p := &pod{rt: rt, api: api, res: volumesResolver(), dir: rt.podDir(api.UID)}
+	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.setupVolumes(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := volumeTree(t, p.dir); got != disk {
+		t.Errorf("pod dir tree\n%s\nwant\n%s", got, disk)
+	}
+	if got := volumeTree(t, rt.podMemoryDir(api.UID)); got != memory {
+		t.Errorf("memory dir tree\n%s\nwant\n%s", got, memory)
+	}
+	if hidden := rt.hiddenPaths(); !slices.Contains(hidden, rt.cfg.MemoryDir) {
+		t.Errorf("hidden paths %v lack the memory dir", hidden)
+	}
+	p.cleanup()
+	for _, dir := range []string{p.dir, rt.podMemoryDir(api.UID)} {
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%s after clean-up: %v", dir, err)
+		}
+	}
+}
+
+// A container adopted from an agent that made its pod's volumes in the
+// pod's directory keeps them there: its bind mounts, and the tokens
+// refreshed for it, are there.
+func TestAdoptedPodKeepsVolumesOnDisk(t *testing.T) {
+	root := t.TempDir()
+	rt := &Runtime{cfg: Config{RootDir: filepath.Join(root, "pods"), MemoryDir: filepath.Join(root, "shm")}}
+	api := volumesPod(nil)
+	for _, tc := range []struct {
+		name     string
+		adopted  bool
+		oldDisk  bool
+		inMemory bool
+	}{
+		{"new pod", false, false, true},
+		{"restarted pod with an old layout", false, true, true},
+		{"adopted pod of the old layout", true, true, false},
+		{"adopted pod of the new layout", true, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPod(rt, api, nil)
+			if tc.adopted {
+				p.ctrs[0].adopt = &adoption{}
+			}
+			_ = os.RemoveAll(p.dir)
+			if tc.oldDisk {
+				if err := os.MkdirAll(filepath.Join(p.dir, "volumes"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := p.volumeDirs().memory != ""; got != tc.inMemory {
+				t.Errorf("in memory = %v, want %v", got, tc.inMemory)
+			}
+		})
 	}
 }
 
