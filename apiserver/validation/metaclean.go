@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -285,4 +286,45 @@ func isLabelNameChars(s string) bool {
 		}
 	}
 	return true
+}
+
+// validateLabels is metav1validation.ValidateLabels.
+func validateLabels(labels map[string]string, fldPath *field.Path) field.ErrorList {
+	if labelsClean(labels) {
+		return nil
+	}
+	return metav1validation.ValidateLabels(labels, fldPath)
+}
+
+// validateLabelName is metav1validation.ValidateLabelName.
+func validateLabelName(name string, fldPath *field.Path) field.ErrorList {
+	if isLabelKey(name, false) {
+		return nil
+	}
+	return metav1validation.ValidateLabelName(name, fldPath)
+}
+
+// dns1123LabelMsgs is utilvalidation.IsDNS1123Label.
+func dns1123LabelMsgs(value string) []string {
+	if isDNS1123Label(value) {
+		return nil
+	}
+	return utilvalidation.IsDNS1123Label(value)
+}
+
+// dnsSubdomainNameMsgs is apimachinery's NameIsDNSSubdomain of a name
+// (not a prefix).
+func dnsSubdomainNameMsgs(name string) []string {
+	if isDNS1123Subdomain(name) {
+		return nil
+	}
+	return apimachineryvalidation.NameIsDNSSubdomain(name, false)
+}
+
+// labelValueMsgs is utilvalidation.IsValidLabelValue.
+func labelValueMsgs(value string) []string {
+	if isLabelValue(value) {
+		return nil
+	}
+	return utilvalidation.IsValidLabelValue(value)
 }

@@ -8,6 +8,7 @@ import (
 
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -198,5 +199,28 @@ func assertSameErrors(t *testing.T, got, want field.ErrorList) {
 	slices.Sort(wantS)
 	if !slices.Equal(gotS, wantS) {
 		t.Errorf("errors:\n got: %q\nwant: %q", gotS, wantS)
+	}
+}
+
+// The message forms answer apimachinery's messages, valid or not.
+func TestCleanMessagesMatchApimachinery(t *testing.T) {
+	msgs := []struct {
+		name          string
+		got, upstream func(string) []string
+	}{
+		{"IsDNS1123Label", dns1123LabelMsgs, utilvalidation.IsDNS1123Label},
+		{"NameIsDNSSubdomain", dnsSubdomainNameMsgs, func(s string) []string { return apimachineryvalidation.NameIsDNSSubdomain(s, false) }},
+		{"IsValidLabelValue", labelValueMsgs, utilvalidation.IsValidLabelValue},
+	}
+	path := field.NewPath("spec", "nodeSelector")
+	for _, s := range append(slices.Clone(nameCases), randomNames(2000)...) {
+		for _, m := range msgs {
+			if got, want := m.got(s), m.upstream(s); !slices.Equal(got, want) {
+				t.Errorf("%s(%q) = %q, want %q", m.name, s, got, want)
+			}
+		}
+		assertSameErrors(t, validateLabelName(s, path), metav1validation.ValidateLabelName(s, path))
+		labels := map[string]string{s: "v", "app": s}
+		assertSameErrors(t, validateLabels(labels, path), metav1validation.ValidateLabels(labels, path))
 	}
 }
