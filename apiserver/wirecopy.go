@@ -20,7 +20,9 @@ func wireCopy(obj runtime.Object) runtime.Object {
 	out := obj.DeepCopyObject()
 	v := reflect.ValueOf(out)
 	if v.Kind() == reflect.Pointer && !v.IsNil() {
-		wireNormalize(v.Elem())
+		if p := wirePlanOf(v.Type().Elem()); p != nil {
+			p.normalize(v.Elem())
+		}
 	}
 	return out
 }
@@ -29,126 +31,168 @@ var (
 	timeType      = reflect.TypeFor[metav1.Time]()
 	microTimeType = reflect.TypeFor[metav1.MicroTime]()
 	quantityType  = reflect.TypeFor[resource.Quantity]()
-	// wireTypes caches, per type, what of its values can hold a time or an
-	// empty list or map (only that is walked).
-	wireTypes sync.Map // reflect.Type -> *wireType
+	// wirePlans caches, per type, its wirePlan (nil: nothing to do).
+	wirePlans sync.Map // reflect.Type -> *wirePlan
 )
 
-// wireType is what of a type's values wireNormalize walks.
-type wireType struct {
-	// walk: values can need normalizing.
-	walk bool
+// wirePlanKind is what normalizing does to a value.
+type wirePlanKind uint8
+
+const (
+	planStruct wirePlanKind = iota
+	planPointer
+	planSlice
+	planMap
+	planTime
+	planMicroTime
+	planQuantity
+)
+
+// wirePlan is how to normalize the values of one type, compiled once per
+// type so the walk needs no lookups: only what can hold a time, a quantity
+// or an empty list or map is walked. Plans of recursive types refer to
+// themselves; a complete plan is never changed.
+type wirePlan struct {
+	kind wirePlanKind
 	// fields are a struct's exported fields to walk.
-	fields []int
+	fields []wireField
+	// elem is a pointer's, slice's or map's element plan (nil: the
+	// elements need nothing).
+	elem *wirePlan
+	// elemType is a map's element type.
+	elemType reflect.Type
 }
 
-// wireNormalize normalizes the addressable v in place.
-func wireNormalize(v reflect.Value) {
-	t := v.Type()
-	switch v.Kind() {
-	case reflect.Struct:
-		switch t {
-		case timeType:
-			tm := v.Addr().Interface().(*metav1.Time)
-			if !tm.IsZero() {
-				tm.Time = time.Unix(tm.Unix(), 0).Local()
-			}
-			return
-		case microTimeType:
-			tm := v.Addr().Interface().(*metav1.MicroTime)
-			if !tm.IsZero() {
-				tm.Time = time.Unix(tm.Unix(), int64(time.Duration(tm.Nanosecond()).Truncate(time.Microsecond))).Local()
-			}
-			return
-		case quantityType:
-			q := v.Addr().Interface().(*resource.Quantity)
-			if parsed, err := resource.ParseQuantity(q.String()); err == nil {
-				*q = parsed
-			}
-			return
+type wireField struct {
+	index int
+	plan  *wirePlan
+}
+
+// normalize normalizes the addressable v, of the plan's type, in place.
+func (p *wirePlan) normalize(v reflect.Value) {
+	switch p.kind {
+	case planTime:
+		tm := v.Addr().Interface().(*metav1.Time)
+		if !tm.IsZero() {
+			tm.Time = time.Unix(tm.Unix(), 0).Local()
 		}
-		for _, i := range wireTypeOf(t).fields {
-			wireNormalize(v.Field(i))
+	case planMicroTime:
+		tm := v.Addr().Interface().(*metav1.MicroTime)
+		if !tm.IsZero() {
+			tm.Time = time.Unix(tm.Unix(), int64(time.Duration(tm.Nanosecond()).Truncate(time.Microsecond))).Local()
 		}
-	case reflect.Pointer:
-		if !v.IsNil() {
-			wireNormalize(v.Elem())
+	case planQuantity:
+		q := v.Addr().Interface().(*resource.Quantity)
+		if parsed, err := resource.ParseQuantity(q.String()); err == nil {
+			*q = parsed
 		}
-	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 {
-			return
+	case planStruct:
+		for _, f := range p.fields {
+			f.plan.normalize(v.Field(f.index))
 		}
+	case planPointer:
+		if !v.IsNil() && p.elem != nil {
+			p.elem.normalize(v.Elem())
+		}
+	case planSlice:
 		if v.Len() == 0 {
 			if !v.IsNil() {
 				v.SetZero()
 			}
 			return
 		}
-		if wireTypeOf(t.Elem()).walk {
+		if p.elem != nil {
 			for i := range v.Len() {
-				wireNormalize(v.Index(i))
+				p.elem.normalize(v.Index(i))
 			}
 		}
-	case reflect.Map:
+	case planMap:
 		if v.Len() == 0 {
 			if !v.IsNil() {
 				v.SetZero()
 			}
 			return
 		}
-		if wireTypeOf(t.Elem()).walk {
+		if p.elem != nil {
 			it := v.MapRange()
 			for it.Next() {
-				e := reflect.New(t.Elem()).Elem()
+				e := reflect.New(p.elemType).Elem()
 				e.Set(it.Value())
-				wireNormalize(e)
+				p.elem.normalize(e)
 				v.SetMapIndex(it.Key(), e)
 			}
 		}
 	}
 }
 
-// wireTypeOf is what of t's values can need normalizing.
-func wireTypeOf(t reflect.Type) *wireType {
-	if w, ok := wireTypes.Load(t); ok {
-		return w.(*wireType)
+// wirePlanOf is t's plan, nil when its values never need normalizing.
+func wirePlanOf(t reflect.Type) *wirePlan {
+	if p, ok := wirePlans.Load(t); ok {
+		return p.(*wirePlan)
 	}
-	return computeWireType(t, map[reflect.Type]bool{})
+	compiling := map[reflect.Type]*wirePlan{}
+	p := compileWirePlan(t, compiling)
+	for t, c := range compiling {
+		wirePlans.LoadOrStore(t, c)
+	}
+	wirePlans.LoadOrStore(t, p)
+	return p
 }
 
-// computeWireType finds and caches t's wireType. A type met again while it
-// is being computed (a recursive type) is walked; only complete entries
-// are cached, so concurrent walks never see a partial one.
-func computeWireType(t reflect.Type, computing map[reflect.Type]bool) *wireType {
-	if w, ok := wireTypes.Load(t); ok {
-		return w.(*wireType)
+// compileWirePlan builds t's plan. A type met again while it is being
+// compiled (a recursive type) is walked, through the plan being built.
+// Plans are published only once complete, so concurrent walks never see
+// a partial one.
+func compileWirePlan(t reflect.Type, compiling map[reflect.Type]*wirePlan) *wirePlan {
+	if p, ok := wirePlans.Load(t); ok {
+		return p.(*wirePlan)
 	}
-	if computing[t] {
-		return &wireType{walk: true}
+	if p, ok := compiling[t]; ok {
+		return p
 	}
-	computing[t] = true
-	walks := func(t reflect.Type) bool { return computeWireType(t, computing).walk }
-	w := &wireType{}
+	switch t {
+	case timeType:
+		return &wirePlan{kind: planTime}
+	case microTimeType:
+		return &wirePlan{kind: planMicroTime}
+	case quantityType:
+		return &wirePlan{kind: planQuantity}
+	}
+	var p *wirePlan
 	switch t.Kind() {
 	case reflect.Slice:
-		w.walk = t.Elem().Kind() != reflect.Uint8
-	case reflect.Map:
-		w.walk = true
-	case reflect.Pointer:
-		w.walk = walks(t.Elem())
-	case reflect.Struct:
-		if t == timeType || t == microTimeType || t == quantityType {
-			w.walk = true
-			break
+		if t.Elem().Kind() == reflect.Uint8 {
+			return nil // byte strings keep their form
 		}
+		p = &wirePlan{kind: planSlice}
+		compiling[t] = p
+		p.elem = compileWirePlan(t.Elem(), compiling)
+	case reflect.Map:
+		p = &wirePlan{kind: planMap, elemType: t.Elem()}
+		compiling[t] = p
+		p.elem = compileWirePlan(t.Elem(), compiling)
+	case reflect.Pointer:
+		p = &wirePlan{kind: planPointer}
+		compiling[t] = p
+		if p.elem = compileWirePlan(t.Elem(), compiling); p.elem == nil {
+			p = nil
+		}
+	case reflect.Struct:
+		p = &wirePlan{kind: planStruct}
+		compiling[t] = p
 		for i := range t.NumField() {
-			if f := t.Field(i); f.IsExported() && walks(f.Type) {
-				w.fields = append(w.fields, i)
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			if fp := compileWirePlan(f.Type, compiling); fp != nil {
+				p.fields = append(p.fields, wireField{index: i, plan: fp})
 			}
 		}
-		w.walk = len(w.fields) > 0
+		if len(p.fields) == 0 {
+			p = nil
+		}
 	}
-	delete(computing, t)
-	wireTypes.Store(t, w)
-	return w
+	compiling[t] = p
+	return p
 }

@@ -12,28 +12,20 @@ import (
 // annotations. nameIsDNSSubdomain selects the name rule (DNS-1123 subdomain
 // when true, DNS-1123 label otherwise).
 func ValidateObjectMeta(meta *metav1.ObjectMeta, namespaced, nameIsDNSSubdomain bool, fldPath *field.Path) field.ErrorList {
-	nameFn := apimachineryvalidation.NameIsDNSLabel
-	if nameIsDNSSubdomain {
-		nameFn = apimachineryvalidation.NameIsDNSSubdomain
-	}
-	return apimachineryvalidation.ValidateObjectMeta(meta, namespaced, nameFn, fldPath)
+	return ValidateObjectMetaAccessor(meta, namespaced, nameIsDNSSubdomain, fldPath)
 }
 
 // ValidateObjectMetaUpdate checks the metadata rules of an update (name,
 // namespace, uid, creationTimestamp, ... immutable; labels and annotations
 // valid).
 func ValidateObjectMetaUpdate(newMeta, oldMeta *metav1.ObjectMeta, fldPath *field.Path) field.ErrorList {
-	return apimachineryvalidation.ValidateObjectMetaAccessorUpdate(UnchangedHidden(newMeta, oldMeta), oldMeta, fldPath)
+	return ValidateObjectMetaAccessorUpdate(UnchangedHidden(newMeta, oldMeta), oldMeta, fldPath)
 }
 
 // validateObjectMetaOfUpdate is ValidateObjectMeta of an update's new
 // metadata, skipping what UnchangedHidden hides.
 func validateObjectMetaOfUpdate(newMeta, oldMeta *metav1.ObjectMeta, namespaced, nameIsDNSSubdomain bool, fldPath *field.Path) field.ErrorList {
-	nameFn := apimachineryvalidation.NameIsDNSLabel
-	if nameIsDNSSubdomain {
-		nameFn = apimachineryvalidation.NameIsDNSSubdomain
-	}
-	return apimachineryvalidation.ValidateObjectMetaAccessor(UnchangedHidden(newMeta, oldMeta), namespaced, nameFn, fldPath)
+	return ValidateObjectMetaAccessor(UnchangedHidden(newMeta, oldMeta), namespaced, nameIsDNSSubdomain, fldPath)
 }
 
 // UnchangedHidden is newMeta for validating an update: labels and

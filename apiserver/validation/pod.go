@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -194,7 +193,7 @@ func ValidatePodStatusUpdate(newPod, oldPod *corev1.Pod) field.ErrorList {
 	allErrs := ValidateObjectMetaUpdate(&newPod.ObjectMeta, &oldPod.ObjectMeta, field.NewPath("metadata"))
 	statusPath := field.NewPath("status")
 	if newPod.Status.NominatedNodeName != "" {
-		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(newPod.Status.NominatedNodeName, false) {
+		for _, msg := range dnsSubdomainNameMsgs(newPod.Status.NominatedNodeName) {
 			allErrs = append(allErrs, field.Invalid(statusPath.Child("nominatedNodeName"), newPod.Status.NominatedNodeName, msg))
 		}
 	}

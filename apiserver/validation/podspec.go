@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -15,7 +14,7 @@ import (
 // ValidatePodTemplateSpec checks a pod template the way ValidatePodTemplateSpec
 // does: template labels and annotations, then the pod spec.
 func ValidatePodTemplateSpec(t *corev1.PodTemplateSpec, fldPath *field.Path) field.ErrorList {
-	allErrs := metav1validation.ValidateLabels(t.Labels, fldPath.Child("labels"))
+	allErrs := validateLabels(t.Labels, fldPath.Child("labels"))
 	allErrs = append(allErrs, apimachineryvalidation.ValidateAnnotations(t.Annotations, fldPath.Child("annotations"))...)
 	allErrs = append(allErrs, ValidatePodSpec(&t.Spec, fldPath.Child("spec"))...)
 	if len(t.Spec.EphemeralContainers) > 0 {
@@ -37,14 +36,14 @@ func ValidatePodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList 
 		corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever)...)
 	allErrs = append(allErrs, validateEnum(spec.DNSPolicy, fldPath.Child("dnsPolicy"),
 		corev1.DNSClusterFirstWithHostNet, corev1.DNSClusterFirst, corev1.DNSDefault, corev1.DNSNone)...)
-	allErrs = append(allErrs, metav1validation.ValidateLabels(spec.NodeSelector, fldPath.Child("nodeSelector"))...)
+	allErrs = append(allErrs, validateLabels(spec.NodeSelector, fldPath.Child("nodeSelector"))...)
 	if spec.ServiceAccountName != "" {
-		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(spec.ServiceAccountName, false) {
+		for _, msg := range dnsSubdomainNameMsgs(spec.ServiceAccountName) {
 			allErrs = append(allErrs, field.Invalid(fldPath.Child("serviceAccountName"), spec.ServiceAccountName, msg))
 		}
 	}
 	if spec.NodeName != "" {
-		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(spec.NodeName, false) {
+		for _, msg := range dnsSubdomainNameMsgs(spec.NodeName) {
 			allErrs = append(allErrs, field.Invalid(fldPath.Child("nodeName"), spec.NodeName, msg))
 		}
 	}
@@ -64,7 +63,7 @@ func validateDNS1123Label(value string, fldPath *field.Path) field.ErrorList {
 		return nil
 	}
 	var allErrs field.ErrorList
-	for _, msg := range validation.IsDNS1123Label(value) {
+	for _, msg := range dns1123LabelMsgs(value) {
 		allErrs = append(allErrs, field.Invalid(fldPath, value, msg))
 	}
 	return allErrs
@@ -75,7 +74,7 @@ func validateTolerations(tolerations []corev1.Toleration, fldPath *field.Path) f
 	for i, t := range tolerations {
 		idxPath := fldPath.Index(i)
 		if t.Key != "" {
-			allErrs = append(allErrs, metav1validation.ValidateLabelName(t.Key, idxPath.Child("key"))...)
+			allErrs = append(allErrs, validateLabelName(t.Key, idxPath.Child("key"))...)
 		}
 		if t.Key == "" && t.Operator != corev1.TolerationOpExists {
 			allErrs = append(allErrs, field.Invalid(idxPath.Child("operator"), t.Operator,
@@ -87,7 +86,7 @@ func validateTolerations(tolerations []corev1.Toleration, fldPath *field.Path) f
 		}
 		switch t.Operator {
 		case corev1.TolerationOpEqual, "":
-			for _, msg := range validation.IsValidLabelValue(t.Value) {
+			for _, msg := range labelValueMsgs(t.Value) {
 				allErrs = append(allErrs, field.Invalid(idxPath.Child("operator"), t.Value, msg))
 			}
 		case corev1.TolerationOpExists:

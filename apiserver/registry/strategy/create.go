@@ -4,7 +4,6 @@ import (
 	"github.com/batchlet/batchlet/apiserver/genericstore"
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/apiserver/validation"
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
@@ -78,9 +77,5 @@ func metaErrors(res *registry.Resource, obj runtime.Object) field.ErrorList {
 // basicNameErrors is apimachinery's object-meta validation, for objects
 // without a typed ObjectMeta (custom resources).
 func basicNameErrors(res *registry.Resource, m metav1.Object) field.ErrorList {
-	nameFn := apivalidation.NameIsDNSSubdomain
-	if res.NameIsLabel {
-		nameFn = apivalidation.NameIsDNSLabel
-	}
-	return apivalidation.ValidateObjectMetaAccessor(m, res.Namespaced, nameFn, field.NewPath("metadata"))
+	return validation.ValidateObjectMetaAccessor(m, res.Namespaced, !res.NameIsLabel, field.NewPath("metadata"))
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/batchlet/batchlet/apiserver/registry"
 	"github.com/batchlet/batchlet/apiserver/validation"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -68,7 +67,7 @@ func (s Strategy) ValidateUpdate(obj, old runtime.Object, mode Mode, specChanged
 	}
 	if !s.res.ValidateUpdateChecksMeta || mode == Raw {
 		nm, om := genericstore.Accessor(obj), genericstore.Accessor(old)
-		errs = append(apivalidation.ValidateObjectMetaAccessorUpdate(validation.UnchangedHidden(nm, om), om, field.NewPath("metadata")), errs...)
+		errs = append(validation.ValidateObjectMetaAccessorUpdate(validation.UnchangedHidden(nm, om), om, field.NewPath("metadata")), errs...)
 	}
 	return errs
 }
