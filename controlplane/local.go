@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/batchlet/batchlet/apiserver"
+	gccontroller "github.com/batchlet/batchlet/controller/gc"
 )
 
 // LocalSource serves informers from the API server's own store in the same
@@ -126,6 +128,18 @@ func (f *localMetadataFactory) ForResource(gvr schema.GroupVersionResource) info
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})}
 	f.informers[gvr] = inf
 	return inf
+}
+
+var _ gccontroller.UnsharedInformers = (*localMetadataFactory)(nil)
+
+// NewMetadataInformer implements gc.UnsharedInformers: an informer of
+// gvr served locally that the factory neither shares nor starts.
+func (f *localMetadataFactory) NewMetadataInformer(gvr schema.GroupVersionResource) (cache.SharedIndexInformer, error) {
+	lw, err := f.src.LocalListerWatcher(gvr, metav1.NamespaceAll, true, nil)
+	if err != nil {
+		return nil, fmt.Errorf("local metadata informer of %s: %w", gvr, err)
+	}
+	return cache.NewSharedIndexInformer(lw, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{}), nil
 }
 
 // Start implements metadatainformer.SharedInformerFactory.

@@ -111,7 +111,12 @@ func (c *Controller) deletableResources(lists []*metav1.APIResourceList) map[sch
 // monitor.
 func (c *Controller) startMonitor(ctx context.Context, r Resource) {
 	mctx, cancel := context.WithCancel(ctx)
-	inf := metadatainformer.NewFilteredMetadataInformer(c.client, r.GVR, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+	inf := c.monitorInformer(r.GVR)
+	if err := inf.SetTransform(trimMetadata); err != nil {
+		cancel()
+		c.log.Info("garbage collector watch", "resource", r.GVR.String(), "err", err)
+		return
+	}
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.onUpsert(r, obj) },
 		UpdateFunc: func(_, obj any) { c.onUpsert(r, obj) },
@@ -126,4 +131,23 @@ func (c *Controller) startMonitor(ctx context.Context, r Resource) {
 	c.monitors[r.GVR] = monitor{res: r, cancel: cancel}
 	go inf.RunWithContext(mctx)
 	c.log.Info("garbage collector watching", "resource", r.GVR.String())
+}
+
+// UnsharedInformers is implemented by a metadata informer factory that can
+// also build an informer of its own for a discovered resource (the
+// embedded control plane's serves it from the local store, without HTTP
+// and JSON); the monitor stops it with the resource.
+type UnsharedInformers interface {
+	NewMetadataInformer(gvr schema.GroupVersionResource) (cache.SharedIndexInformer, error)
+}
+
+// monitorInformer is a new metadata informer of gvr: the factory's own
+// when it builds them, otherwise one over the metadata client.
+func (c *Controller) monitorInformer(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
+	if f, ok := c.factory.(UnsharedInformers); ok {
+		if inf, err := f.NewMetadataInformer(gvr); err == nil {
+			return inf
+		}
+	}
+	return metadatainformer.NewFilteredMetadataInformer(c.client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
 }
