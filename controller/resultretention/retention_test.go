@@ -109,16 +109,17 @@ func TestSweepPaged(t *testing.T) {
 		objs = append(objs, result("a", fmt.Sprintf("r%d", i), now.Add(-time.Duration(i)*time.Minute)))
 	}
 	meta := newMetaClient(t, objs...)
-	// Pages of two, in name order, with the count of those left.
-	meta.PrependReactor("list", "*", func(action clienttesting.Action) (bool, runtime.Object, error) {
-		page := action.(clienttesting.ListActionImpl).ListOptions.Continue
-		start, _ := strconv.Atoi(page)
+	// Pages of two, in name order, with the count of those left (the fake
+	// does not pass the continue token on, so the reactor counts calls).
+	start := 0
+	meta.PrependReactor("list", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
+		defer func() { start += 2 }()
 		l := &metav1.List{}
 		for i := start; i < min(start+2, len(objs)); i++ {
 			l.Items = append(l.Items, runtime.RawExtension{Object: objs[i]})
 		}
 		if left := int64(len(objs) - start - len(l.Items)); left > 0 {
-			l.Continue, l.RemainingItemCount = strconv.Itoa(start+2), &left
+			l.Continue, l.RemainingItemCount = strconv.Itoa(start+2), &left // any token
 		}
 		return true, l, nil
 	})
