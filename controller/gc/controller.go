@@ -93,6 +93,9 @@ func newQueue(name string) workqueue.TypedRateLimitingInterface[types.UID] {
 // watch registers event handlers on the informer for r.
 func (c *Controller) watch(r Resource) error {
 	inf := c.factory.ForResource(r.GVR).Informer()
+	if err := inf.SetTransform(trimMetadata); err != nil {
+		return fmt.Errorf("watch %s: %w", r.GVR, err)
+	}
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.onUpsert(r, obj) },
 		UpdateFunc: func(_, obj any) { c.onUpsert(r, obj) },
@@ -173,4 +176,20 @@ func (c *Controller) loop(ctx context.Context, q workqueue.TypedRateLimitingInte
 		}
 		q.Done(uid)
 	}
+}
+
+// trimMetadata keeps, of an informer's object, only what the collector
+// reads (identity, owners, finalizers, deletion), so its caches of objects
+// that live long (results, finished Jobs) hold no labels, annotations or
+// managed fields. It builds a new object: informers served from the local
+// store share theirs.
+func trimMetadata(obj any) (any, error) {
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return obj, nil
+	}
+	return &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta, ObjectMeta: metav1.ObjectMeta{
+		Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
+		DeletionTimestamp: m.DeletionTimestamp, OwnerReferences: m.OwnerReferences, Finalizers: m.Finalizers,
+	}}, nil
 }

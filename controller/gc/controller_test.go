@@ -149,3 +149,21 @@ func TestOrphanRemovesReferencesThenFinalizer(t *testing.T) {
 		t.Errorf("p2 = %+v, want kept with only k's reference", p2)
 	}
 }
+
+// A Job with no pods is not kept in the graph; pods created later must
+// still find it live, and be collected once it is deleted.
+func TestDependentsOfAnOwnerObservedAlone(t *testing.T) {
+	c := start(t, obj(jobsRes, "j", "j1"), obj(jobsRes, "k", "k1"))
+	for _, p := range []*metav1.PartialObjectMetadata{obj(podsRes, "p", "p1", jobRef("j", "j1", true)), obj(podsRes, "q", "q1", jobRef("k", "k1", true))} {
+		if _, err := c.Resource(podsRes.GVR).Namespace("ns").(fake.MetadataClient).CreateFake(p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Resource(jobsRes.GVR).Namespace("ns").Delete(t.Context(), "j", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "pod deleted after its Job", func() bool { return get(t, c, podsRes, "p") == nil })
+	if get(t, c, podsRes, "q") == nil {
+		t.Error("pod of a live Job was deleted")
+	}
+}

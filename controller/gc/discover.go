@@ -112,6 +112,11 @@ func (c *Controller) deletableResources(lists []*metav1.APIResourceList) map[sch
 func (c *Controller) startMonitor(ctx context.Context, r Resource) {
 	mctx, cancel := context.WithCancel(ctx)
 	inf := c.monitorInformer(r.GVR)
+	if err := inf.SetTransform(trimMetadata); err != nil {
+		cancel()
+		c.log.Info("garbage collector watch", "resource", r.GVR.String(), "err", err)
+		return
+	}
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.onUpsert(r, obj) },
 		UpdateFunc: func(_, obj any) { c.onUpsert(r, obj) },

@@ -69,6 +69,24 @@ func (e *enqueue) del(uids ...types.UID) { e.attemptToDelete = append(e.attemptT
 func (g *graph) observe(res Resource, obj metav1.Object) enqueue {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	return g.observeLocked(res, obj)
+}
+
+// observeVerified records obj, read live to verify the virtual node of its
+// uid, as observed: the informer may have reported it before the node was
+// made (a plain leaf is not kept) and will not report it again until it
+// changes. A node no longer virtual, or one whose deletion was seen
+// meanwhile, is left alone.
+func (g *graph) observeVerified(res Resource, obj metav1.Object) enqueue {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if n, ok := g.nodes[obj.GetUID()]; !ok || !n.virtual || g.absent.has(obj.GetUID()) {
+		return enqueue{}
+	}
+	return g.observeLocked(res, obj)
+}
+
+func (g *graph) observeLocked(res Resource, obj metav1.Object) enqueue {
 	var out enqueue
 	n, existed := g.nodes[obj.GetUID()]
 	if !existed {
@@ -92,7 +110,19 @@ func (g *graph) observe(res Resource, obj metav1.Object) enqueue {
 	if n.orphaning && (!wasOrphaning || wasVirtual) {
 		out.attemptToOrphan = append(out.attemptToOrphan, n.id.uid)
 	}
+	if n.plainLeaf() {
+		delete(g.nodes, n.id.uid)
+	}
 	return out
+}
+
+// plainLeaf reports whether n has neither owners nor dependents and waits
+// for nothing: the collector has nothing to do with it, so the graph does
+// not keep it (its memory would follow the history of objects nobody owns,
+// such as ContainerResults and finished Jobs). When a dependent names it
+// later, it comes back as a virtual node that a live read verifies.
+func (n *node) plainLeaf() bool {
+	return len(n.owners) == 0 && len(n.dependents) == 0 && !n.deletingDependents && !n.orphaning
 }
 
 // updateOwners rewires n's owner edges to refs.
@@ -187,11 +217,11 @@ func (g *graph) forget(uid types.UID) enqueue {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var out enqueue
+	g.absent.add(uid)
 	n, ok := g.nodes[uid]
 	if !ok {
 		return out
 	}
-	g.absent.add(uid)
 	g.dropNode(n, &out)
 	return out
 }

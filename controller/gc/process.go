@@ -32,7 +32,10 @@ func (c *Controller) processDelete(ctx context.Context, uid types.UID) error {
 		return nil
 	}
 	if n.virtual {
-		return nil // it exists; its informer will report it
+		// It exists: its informer reported it when the graph did not keep
+		// it (a plain leaf), or will.
+		c.schedule(c.graph.observeVerified(n.id.res, latest))
+		return nil
 	}
 	if isDeletingDependents(latest) {
 		return c.processForegroundOwner(ctx, n.id, latest)

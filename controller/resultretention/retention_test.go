@@ -2,14 +2,17 @@ package resultretention
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	metadatafake "k8s.io/client-go/metadata/fake"
+	clienttesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/batchlet/batchlet/controller/controllerctx"
@@ -94,5 +97,47 @@ func TestInterval(t *testing.T) {
 		if c.opts.Interval != tc.want {
 			t.Errorf("age %s: interval %s, want %s", tc.age, c.opts.Interval, tc.want)
 		}
+	}
+}
+
+// A sweep over several pages sizes its selection by the count the first
+// page reports and still deletes the oldest beyond MaxCount.
+func TestSweepPaged(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var objs []runtime.Object
+	for i := range 5 {
+		objs = append(objs, result("a", fmt.Sprintf("r%d", i), now.Add(-time.Duration(i)*time.Minute)))
+	}
+	meta := newMetaClient(t, objs...)
+	// Pages of two, in name order, with the count of those left (the fake
+	// does not pass the continue token on, so the reactor counts calls).
+	start := 0
+	meta.PrependReactor("list", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
+		defer func() { start += 2 }()
+		l := &metav1.List{}
+		for i := start; i < min(start+2, len(objs)); i++ {
+			l.Items = append(l.Items, runtime.RawExtension{Object: objs[i]})
+		}
+		if left := int64(len(objs) - start - len(l.Items)); left > 0 {
+			l.Continue, l.RemainingItemCount = strconv.Itoa(start+2), &left // any token
+		}
+		return true, l, nil
+	})
+	c, err := New(controllerctx.Context{Metadata: meta, Clock: clocktesting.NewFakeClock(now)},
+		Options{Retention: results.Retention{MaxAge: -1, MaxCount: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var deleted []string
+	for _, a := range meta.Actions() {
+		if d, ok := a.(clienttesting.DeleteAction); ok {
+			deleted = append(deleted, d.GetName())
+		}
+	}
+	if want := []string{"r4", "r3"}; !reflect.DeepEqual(deleted, want) {
+		t.Errorf("deleted %v, want the two oldest %v", deleted, want)
 	}
 }
