@@ -1,6 +1,8 @@
 package process
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -65,3 +67,68 @@ func TestHostsFileSubdomainSearchForms(t *testing.T) {
 		})
 	}
 }
+
+// A pod's /etc/hosts is a tmpfs file in its MemoryDir directory (made when
+// no volume made it), but stays in the pod's directory without a MemoryDir
+// and for a container adopted from an agent that kept it there.
+func TestHostsPath(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		memory      bool
+		adopted     bool
+		diskHosts   bool
+		wantInMemry bool
+	}{
+		{name: "memory dir", memory: true, wantInMemry: true},
+		{name: "no memory dir", memory: false},
+		{name: "adopted, hosts on disk", memory: true, adopted: true, diskHosts: true},
+		{name: "adopted, hosts in memory", memory: true, adopted: true, wantInMemry: true},
+		{name: "new pod beside a stale disk hosts", memory: true, diskHosts: true, wantInMemry: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			rt := &Runtime{cfg: Config{RootDir: filepath.Join(base, "pods")}, files: newFileWriter()}
+			if tc.memory {
+				rt.cfg.MemoryDir = filepath.Join(base, "memory")
+			}
+			api := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "uid-1"},
+				Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}},
+				Status: corev1.PodStatus{PodIP: "127.1.0.5"}}
+			p := newPod(rt, api, noHosts{})
+			if err := os.MkdirAll(p.dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			diskPath := filepath.Join(p.dir, "hosts")
+			if tc.diskHosts {
+				if err := os.WriteFile(diskPath, []byte("old\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.adopted {
+				p.ctrs[0].adopt = &adoption{}
+			}
+			if err := p.writeHosts(); err != nil {
+				t.Fatal(err)
+			}
+			want := diskPath
+			if tc.wantInMemry {
+				want = filepath.Join(rt.cfg.MemoryDir, "uid-1", "hosts")
+			}
+			if got := p.hostsPath(); got != want {
+				t.Fatalf("hostsPath() = %s, want %s", got, want)
+			}
+			b, err := os.ReadFile(want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(b), "127.1.0.5\tp\n") {
+				t.Errorf("hosts file:\n%s", b)
+			}
+		})
+	}
+}
+
+// noHosts is a Resolver with no extra hosts entries.
+type noHosts struct{ runtime.Resolver }
+
+func (noHosts) Hosts(*corev1.Pod) []runtime.HostEntry { return nil }

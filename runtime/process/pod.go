@@ -58,6 +58,9 @@ type pod struct {
 	imageLayers [][]v1.Hash
 	// tokens caches the pod's service-account tokens (tokenResolver).
 	tokens *tokenCache
+	// hosts is the path of the pod's /etc/hosts, chosen once (hostsPath).
+	hosts     string
+	hostsOnce sync.Once
 }
 
 func newPod(rt *Runtime, api *corev1.Pod, res runtime.Resolver) *pod {
@@ -212,10 +215,25 @@ func (p *pod) setup() error {
 		// Only namespaced containers see the pod's /etc/hosts.
 		return nil
 	}
-	if err := p.rt.files.writeFile(p.hostsPath(), hostsFile(p.api, p.hostname, p.res.Hosts(p.api)), 0o644); err != nil {
+	if err := p.writeHosts(); err != nil {
 		return fmt.Errorf("write hosts: %w", err)
 	}
 	return nil
+}
+
+// writeHosts writes the pod's /etc/hosts, making its directory in the
+// MemoryDir when no volume made it.
+func (p *pod) writeHosts() error {
+	path := p.hostsPath()
+	data := hostsFile(p.api, p.hostname, p.res.Hosts(p.api))
+	err := p.rt.files.writeFile(path, data, 0o644)
+	if errors.Is(err, fs.ErrNotExist) && filepath.Dir(path) != p.dir {
+		if err := makeDir(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		err = p.rt.files.writeFile(path, data, 0o644)
+	}
+	return err
 }
 
 // setupVolumes makes the pod's volumes in its directory and gives them to
@@ -286,7 +304,28 @@ func (p *pod) needsWorkDir() bool {
 	return false
 }
 
-func (p *pod) hostsPath() string { return filepath.Join(p.dir, "hosts") }
+// hostsPath is the pod's /etc/hosts: in its directory in the MemoryDir
+// (a tmpfs file, where an ext4 one is an inode allocation per pod; the
+// kubelet keeps its etc-hosts on disk, no container sees the difference),
+// else in its directory. A container adopted from an earlier agent that
+// kept it in the pod's directory has it bound from there, so it stays
+// there (RefreshHosts rewrites it in place).
+func (p *pod) hostsPath() string {
+	p.hostsOnce.Do(func() {
+		p.hosts = filepath.Join(p.dir, "hosts")
+		memory := p.rt.podMemoryDir(p.api.UID)
+		if memory == "" {
+			return
+		}
+		if p.adopted() {
+			if _, err := os.Stat(p.hosts); err == nil {
+				return
+			}
+		}
+		p.hosts = filepath.Join(memory, "hosts")
+	})
+	return p.hosts
+}
 
 // refreshHosts rewrites the /etc/hosts of namespaced containers in place
 // (the bind mount follows); plain processes have none.

@@ -103,6 +103,10 @@ type Runtime struct {
 	// supervisor, when set, serves the containers in place of their own
 	// shims (Config.ShimSupervisor).
 	supervisor *supervisorClient
+	// teeBuffers are the read buffers of the containers' output copies
+	// (shimPipes.tee): two per running container, reused rather than
+	// allocated per container.
+	teeBuffers teeBufferPool
 
 	mu   sync.Mutex
 	pods map[types.UID]*pod
