@@ -39,7 +39,8 @@ func runAPI(ctx context.Context, r *runner) (Result, error) {
 		return res, err
 	}
 	defer cleanup()
-	resetPeakRSS()
+	mem := startMemSampler(r)
+	defer mem.finish() // on the error paths; a second finish is harmless
 	cp, err := controlplane.Start(ctx, controlplane.Options{DataDir: dir, Port: 0, NoAgent: true, Logger: r.cfg.Logger})
 	if err != nil {
 		return res, fmt.Errorf("start control plane: %w", err)
@@ -89,12 +90,7 @@ func runAPI(ctx context.Context, r *runner) (Result, error) {
 	}
 	u1 := takeUsage()
 	r.heapProfile("api", &res)
-	peak, cur := memMB()
-	res.add("peak RSS", peak, "MB")
-	res.add("RSS at end", cur, "MB")
-	anon, file := rssSplitMB()
-	res.add("RSS at end: anon (heap)", anon, "MB")
-	res.add("RSS at end: file (store mmap)", file, "MB")
+	addMemory(&res, mem.finish())
 	res.add("CPU (server, measured part)", (u1.cpu - u0.cpu).Seconds(), "s")
 	p99, _ := res.Metric("list all p99")
 	res.Target, res.Met = "list p99 < 20 ms at 10k pods", p99 < 20

@@ -55,7 +55,8 @@ func TestTinyScenarios(t *testing.T) {
 		switch r.Scenario {
 		case "process", "sim", "scale":
 			wantChecks(t, r, "Complete=True", "succeeded=20", `completedIndexes="0-19"`, "failed=0")
-			wantMetrics(t, r, "pods/s", "wall", "peak RSS", "CPU (server, run)")
+			wantMetrics(t, r, "pods/s", "wall", "peak RSS", "peak RSS: anon (heap)", "peak RSS: file (store mmap)", "CPU (server, run)")
+			wantAnonWithinPeak(t, r, "")
 			if r.Scenario == "process" {
 				// The inits and commands the supervisor reaped.
 				wantMetrics(t, r, "CPU (live children: shim supervisor)")
@@ -72,6 +73,7 @@ func TestTinyScenarios(t *testing.T) {
 		case "api":
 			wantChecks(t, r, "list returned 50 pods", "selector returned 1 pods", "protobuf list returned 50 pods", "informer saw all 10 writes")
 			wantMetrics(t, r, "list all p99", "list selector p99", "list all protobuf p99", "watch delivery p99")
+			wantAnonWithinPeak(t, r, "")
 		}
 	}
 	var table, js bytes.Buffer
@@ -88,6 +90,21 @@ func TestTinyScenarios(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back.Results) != len(names) {
 		t.Errorf("JSON report does not round-trip (%v): %s", err, js.String())
 	}
+	if !strings.Contains(js.String(), `"peak RSS: anon (heap)"`) {
+		t.Errorf("JSON report has no anonymous peak:\n%s", js.String())
+	}
+}
+
+// wantAnonWithinPeak checks the sampled anonymous peak (metrics named
+// prefix+"peak RSS: anon (heap)") is positive and within the kernel's peak
+// of the whole resident set, which every sample's RSS is below.
+func wantAnonWithinPeak(t *testing.T, r bench.Result, prefix string) {
+	t.Helper()
+	anon, _ := r.Metric(prefix + "peak RSS: anon (heap)")
+	peak, _ := r.Metric(prefix + "peak RSS")
+	if anon <= 0 || anon > peak {
+		t.Errorf("%s: %speak RSS: anon (heap) = %v MB, want in (0, peak RSS %v MB]", r.Scenario, prefix, anon, peak)
+	}
 }
 
 func wantChecks(t *testing.T, r bench.Result, checks ...string) {
@@ -101,6 +118,16 @@ func wantChecks(t *testing.T, r bench.Result, checks ...string) {
 			t.Errorf("%s: check %q missing from %q", r.Scenario, c, r.Checks)
 		}
 	}
+}
+
+func wantNote(t *testing.T, r bench.Result, note string) {
+	t.Helper()
+	for _, n := range r.Notes {
+		if n == note {
+			return
+		}
+	}
+	t.Errorf("%s: note %q missing from %q", r.Scenario, note, r.Notes)
 }
 
 func wantMetrics(t *testing.T, r bench.Result, names ...string) {

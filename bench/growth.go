@@ -15,11 +15,11 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// The growth scenario's default sizes: one Indexed Job of each number of
-// completions (parallelism 1,000), then each number of concurrent Jobs of
-// fleetJobPods pods.
+// The growth scenario's default sizes, issue 16's table: one Indexed Job
+// of each number of completions (parallelism 1,000), then each number of
+// concurrent Jobs of fleetJobPods pods.
 var (
-	defaultGrowthCompletions = []int{10_000, 100_000}
+	defaultGrowthCompletions = []int{10_000, 100_000, 1_000_000}
 	defaultGrowthJobs        = []int{1, 100, 10_000}
 )
 
@@ -32,15 +32,19 @@ const (
 
 // growthRow is one line of the growth table.
 type growthRow struct {
-	label   string
-	pods    int
-	wall    time.Duration
-	peakRSS float64
+	label string
+	pods  int
+	wall  time.Duration
+	// cpu is the server process's CPU over the measured part.
+	cpu time.Duration
+	// peakRSS is the whole resident set's peak, peakAnon its anonymous
+	// part's (the store's file-backed mmap apart), in MB.
+	peakRSS, peakAnon float64
 }
 
-// runGrowth measures how pods/s and peak RSS change with the size of one
-// Job and with the number of small Jobs, each row on a fresh control plane
-// (sim runtime) in the same run.
+// runGrowth measures how pods/s, peak RSS and CPU per pod change with the
+// size of one Job and with the number of small Jobs, each row on a fresh
+// control plane (sim runtime) in the same run.
 func runGrowth(ctx context.Context, r *runner) (Result, error) {
 	completions, jobs := r.cfg.GrowthCompletions, r.cfg.GrowthJobs
 	if len(completions) == 0 && len(jobs) == 0 {
@@ -53,15 +57,10 @@ func runGrowth(ctx context.Context, r *runner) (Result, error) {
 	defer func() { r.single = single }()
 	var rows []growthRow
 	for _, n := range completions {
-		jr := jobRun{name: fmt.Sprintf("growth-%d", n), runtime: "sim", completions: n, parallelism: min(n, growthParallel)}
-		one, err := r.runJob(ctx, jr)
+		row, err := r.runGrowthJob(ctx, n)
 		if err != nil {
 			return res, fmt.Errorf("%d completions: %w", n, err)
 		}
-		wall, _ := one.Metric("wall")
-		peak, _ := one.Metric("peak RSS")
-		row := growthRow{label: fmt.Sprintf("1 Job x %d completions (parallelism %d)", n, jr.parallelism), pods: n,
-			wall: time.Duration(wall * float64(time.Second)), peakRSS: peak}
 		rows = append(rows, row)
 		r.progress("growth: %s", row)
 	}
@@ -75,11 +74,45 @@ func runGrowth(ctx context.Context, r *runner) (Result, error) {
 	}
 	for _, row := range rows {
 		res.add(row.label+": pods/s", row.podsPerSecond(), "pods/s")
-		res.add(row.label+": peak RSS", row.peakRSS, "MB")
+		res.add(row.label+": "+metricPeakRSS, row.peakRSS, "MB")
+		res.add(row.label+": "+metricPeakAnon, row.peakAnon, "MB")
+		res.add(row.label+": CPU per pod", row.cpuPerPod(), "ms")
 	}
-	res.Target, res.Met = "a table: pods/s and peak RSS per size (cost should grow linearly with live work, not with history)", true
+	res.Target, res.Met = "a table: pods/s, peak RSS (total and anon) and server CPU per pod per size (cost should grow linearly with live work, not with history)", true
 	res.Checks = append(res.Checks, "every Job Complete=True with every pod succeeded")
+	res.Notes = append(res.Notes, podGCNote(r.cfg))
 	return res, nil
+}
+
+// runGrowthJob is one single-Job row: an Indexed Job of n completions.
+func (r *runner) runGrowthJob(ctx context.Context, n int) (growthRow, error) {
+	jr := jobRun{name: fmt.Sprintf("growth-%d", n), runtime: "sim", completions: n, parallelism: min(n, growthParallel)}
+	row := growthRow{label: fmt.Sprintf("1 Job x %d completions (parallelism %d)", n, jr.parallelism), pods: n}
+	one, err := r.runJob(ctx, jr)
+	if err != nil {
+		return row, err
+	}
+	wall, _ := one.Metric("wall")
+	cpu, _ := one.Metric("CPU (server, run)")
+	row.wall = time.Duration(wall * float64(time.Second))
+	row.cpu = time.Duration(cpu * float64(time.Second))
+	row.peakRSS, _ = one.Metric(metricPeakRSS)
+	row.peakAnon, _ = one.Metric(metricPeakAnon)
+	return row, nil
+}
+
+// podGCNote names the pod GC policy the Jobs ran under, which decides how
+// many terminated pods stay stored and so the memory.
+func podGCNote(cfg Config) string {
+	policy := cfg.TerminatedPodGCPolicy
+	if policy == "" {
+		policy = "threshold"
+	}
+	threshold := "12500 (upstream's)"
+	if cfg.TerminatedPodGCThreshold != 0 {
+		threshold = fmt.Sprint(cfg.TerminatedPodGCThreshold)
+	}
+	return fmt.Sprintf("pod GC: --terminated-pod-gc-policy %s, --terminated-pod-gc-threshold %s", policy, threshold)
 }
 
 func (g growthRow) podsPerSecond() float64 {
@@ -89,8 +122,17 @@ func (g growthRow) podsPerSecond() float64 {
 	return float64(g.pods) / g.wall.Seconds()
 }
 
+// cpuPerPod is the server's CPU per pod in ms.
+func (g growthRow) cpuPerPod() float64 {
+	if g.pods == 0 {
+		return 0
+	}
+	return float64(g.cpu) / float64(time.Millisecond) / float64(g.pods)
+}
+
 func (g growthRow) String() string {
-	return fmt.Sprintf("%s: %.0f pods/s, peak RSS %.0f MB, wall %s", g.label, g.podsPerSecond(), g.peakRSS, g.wall.Round(time.Millisecond))
+	return fmt.Sprintf("%s: %.0f pods/s, peak RSS %.0f MB (anon %.0f MB), CPU %.3f ms/pod, wall %s",
+		g.label, g.podsPerSecond(), g.peakRSS, g.peakAnon, g.cpuPerPod(), g.wall.Round(time.Millisecond))
 }
 
 // runFleet creates n Jobs of fleetJobPods pods each at once on a fresh
@@ -98,7 +140,8 @@ func (g growthRow) String() string {
 func (r *runner) runFleet(ctx context.Context, n int) (growthRow, error) {
 	name := fmt.Sprintf("fleet-%d", n)
 	row := growthRow{label: fmt.Sprintf("%d Jobs x %d pods", n, fleetJobPods), pods: n * fleetJobPods}
-	resetPeakRSS()
+	mem := startMemSampler(r)
+	defer mem.finish() // on the error paths; a second finish is harmless
 	cp, kube, _, stop, err := r.startServer(ctx, name, "sim")
 	if err != nil {
 		return row, err
@@ -128,7 +171,8 @@ func (r *runner) runFleet(ctx context.Context, n int) (growthRow, error) {
 	}
 	stopProfile = sync.OnceFunc(stopProfile) // stopped on every return
 	defer stopProfile()
-	start := time.Now()
+	u0 := takeUsage()
+	start := u0.wall
 	if err := createFleet(ctx, kube, name, n); err != nil {
 		return row, err
 	}
@@ -137,6 +181,8 @@ func (r *runner) runFleet(ctx context.Context, n int) (growthRow, error) {
 	doneAt, err := fo.wait(ctx)
 	stopReports()
 	stopProfile()
+	u1 := takeUsage()
+	peaks := mem.finish()
 	r.heapProfile(name, &prof)
 	stopWatch()
 	fo.wg.Wait()
@@ -144,7 +190,8 @@ func (r *runner) runFleet(ctx context.Context, n int) (growthRow, error) {
 		return row, err
 	}
 	row.wall = doneAt.Sub(start)
-	row.peakRSS, _ = memMB()
+	row.cpu = u1.cpu - u0.cpu
+	row.peakRSS, row.peakAnon = mb(peaks.HWM), mb(peaks.Anon)
 	return row, nil
 }
 

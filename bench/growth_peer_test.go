@@ -11,21 +11,23 @@ import (
 )
 
 // TestGrowthScenario runs the growth table at tiny sizes: one row per
-// single-Job size and per number of small Jobs, each with pods/s and peak
-// RSS; timings are not asserted.
+// single-Job size and per number of small Jobs, each with pods/s, peak RSS
+// (total and anonymous) and CPU per pod; timings are not asserted.
 func TestGrowthScenario(t *testing.T) {
 	cfg := tinyConfig(t)
 	cfg.GrowthCompletions, cfg.GrowthJobs = []int{20}, []int{1, 3}
+	cfg.TerminatedPodGCPolicy = "counted" // passed to every row's control plane
 	rep, err := bench.Run(context.Background(), cfg, []string{"growth"})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
 	r := rep.Results[0]
 	wantChecks(t, r, "every Job Complete=True with every pod succeeded")
-	wantMetrics(t, r,
-		"1 Job x 20 completions (parallelism 20): pods/s", "1 Job x 20 completions (parallelism 20): peak RSS",
-		"1 Jobs x 10 pods: pods/s", "1 Jobs x 10 pods: peak RSS",
-		"3 Jobs x 10 pods: pods/s", "3 Jobs x 10 pods: peak RSS")
+	for _, row := range []string{"1 Job x 20 completions (parallelism 20): ", "1 Jobs x 10 pods: ", "3 Jobs x 10 pods: "} {
+		wantMetrics(t, r, row+"pods/s", row+"peak RSS", row+"peak RSS: anon (heap)", row+"CPU per pod")
+		wantAnonWithinPeak(t, r, row)
+	}
+	wantNote(t, r, "pod GC: --terminated-pod-gc-policy counted, --terminated-pod-gc-threshold 12500 (upstream's)")
 	if r.Params["rows"] != 3 {
 		t.Errorf("rows = %d, want 3", r.Params["rows"])
 	}

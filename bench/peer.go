@@ -98,7 +98,8 @@ func runPeer(ctx context.Context, r *runner) (Result, error) {
 		return res, fmt.Errorf("batchlet server: %w", err)
 	}
 	ownPPS, _ := own.Metric("pods/s")
-	ownPeak, _ := own.Metric("peak RSS")
+	ownPeak, _ := own.Metric(metricPeakRSS)
+	ownAnon, _ := own.Metric(metricPeakAnon)
 	ownCPU, _ := own.Metric("CPU (server, run)")
 	r.progress("peer: batchlet server %.0f pods/s; starting the upstream control plane", ownPPS)
 	up, err := r.runUpstream(ctx, bin, jr)
@@ -107,7 +108,8 @@ func runPeer(ctx context.Context, r *runner) (Result, error) {
 	}
 	res.add("batchlet server: pods/s", ownPPS, "pods/s")
 	res.add("upstream: pods/s", up.podsPerSecond, "pods/s")
-	res.add("batchlet server: peak RSS", ownPeak, "MB")
+	res.add("batchlet server: "+metricPeakRSS, ownPeak, "MB")
+	res.add("batchlet server: "+metricPeakAnon, ownAnon, "MB")
 	res.add("upstream control plane: peak RSS (sum)", up.controlPlanePeakMB, "MB")
 	res.add("upstream agent: peak RSS", up.agentPeakMB, "MB")
 	res.add("batchlet server: CPU (run)", ownCPU, "s")

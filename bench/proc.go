@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	goruntime "runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -115,30 +114,6 @@ func liveChildrenCPU() time.Duration {
 
 func tv(t syscall.Timeval) time.Duration {
 	return time.Duration(t.Sec)*time.Second + time.Duration(t.Usec)*time.Microsecond
-}
-
-// resetPeakRSS returns freed memory to the OS and resets VmHWM so the next
-// reading is the peak of what follows (Linux >= 4.0; best effort).
-func resetPeakRSS() {
-	goruntime.GC()
-	debug.FreeOSMemory()
-	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
-}
-
-// rssSplitMB returns the current resident set split into anonymous
-// memory (the Go heap and stacks) and file pages (the store's mmap).
-func rssSplitMB() (anon, file float64) {
-	a, _ := procField("/proc/self/status", "RssAnon:")
-	f, _ := procField("/proc/self/status", "RssFile:")
-	return float64(a) / 1024, float64(f) / 1024
-}
-
-// memMB returns this process's peak (VmHWM) and current (VmRSS) resident
-// set in MiB.
-func memMB() (peak, current float64) {
-	hwm, _ := procField("/proc/self/status", "VmHWM:")
-	rss, _ := procField("/proc/self/status", "VmRSS:")
-	return float64(hwm) / 1024, float64(rss) / 1024
 }
 
 // procField reads a "Key:   123 kB" line of a /proc file, in kB.

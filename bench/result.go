@@ -96,11 +96,7 @@ func WriteTable(w io.Writer, rep *Report) error {
 			fmt.Fprintf(w, "  baseline: %s\n", r.Baseline)
 		}
 		if r.Target != "" {
-			verdict := "NOT MET"
-			if r.Met {
-				verdict = "met"
-			}
-			fmt.Fprintf(w, "  target:   %s: %s\n", r.Target, verdict)
+			fmt.Fprintf(w, "  target:   %s: %s\n", r.Target, verdict(r.Met))
 		}
 		if len(r.Checks) > 0 {
 			fmt.Fprintf(w, "  checked:  %s\n", strings.Join(r.Checks, "; "))
@@ -110,6 +106,13 @@ func WriteTable(w io.Writer, rep *Report) error {
 		}
 	}
 	return nil
+}
+
+func verdict(met bool) string {
+	if met {
+		return "met"
+	}
+	return "NOT MET"
 }
 
 func formatValue(m Metric) string {
