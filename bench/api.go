@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
@@ -90,7 +91,7 @@ func runAPI(ctx context.Context, r *runner) (Result, error) {
 	}
 	u1 := takeUsage()
 	r.heapProfile("api", &res)
-	addMemory(&res, mem.finish())
+	addMemory(&res, mem.finish(), filepath.Join(dir, controlplane.StoreFile))
 	res.add("CPU (server, measured part)", (u1.cpu - u0.cpu).Seconds(), "s")
 	p99, _ := res.Metric("list all p99")
 	res.Target, res.Met = "list p99 < 20 ms at 10k pods", p99 < 20

@@ -55,7 +55,7 @@ func TestTinyScenarios(t *testing.T) {
 		switch r.Scenario {
 		case "process", "sim", "scale":
 			wantChecks(t, r, "Complete=True", "succeeded=20", `completedIndexes="0-19"`, "failed=0")
-			wantMetrics(t, r, "pods/s", "wall", "peak RSS", "peak RSS: anon (heap)", "peak RSS: file (store mmap)", "CPU (server, run)")
+			wantMetrics(t, r, "pods/s", "wall", "peak RSS", "peak RSS: anon (heap)", "peak RSS: file (store mmap, executable)", "RSS at end: store mmap", "CPU (server, run)")
 			wantAnonWithinPeak(t, r, "")
 			if r.Scenario == "process" {
 				// The inits and commands the supervisor reaped.

@@ -175,7 +175,7 @@ func (r *runner) runJob(ctx context.Context, jr jobRun) (Result, error) {
 	if jr.trackPods {
 		addLatencies(&res, obs)
 	}
-	addMemory(&res, peaks)
+	addMemory(&res, peaks, filepath.Join(dir, controlplane.StoreFile))
 	res.add("CPU (server, run)", (u2.cpu - u1.cpu).Seconds(), "s")
 	res.add("CPU (server, total)", (u2.cpu - u0.cpu).Seconds(), "s")
 	if d := u2.childCPU - u1.childCPU; d > 0 {

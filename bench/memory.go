@@ -115,17 +115,49 @@ func (m *memSampler) finish() memPeaks {
 const (
 	metricPeakRSS  = "peak RSS"
 	metricPeakAnon = "peak RSS: anon (heap)"
-	metricPeakFile = "peak RSS: file (store mmap)"
+	metricPeakFile = "peak RSS: file (store mmap, executable)"
 )
 
-// addMemory adds the peaks and the end figures of the resident set.
-func addMemory(res *Result, p memPeaks) {
+// addMemory adds the peaks and the end figures of the resident set; with
+// storePath, also the store mmap's share of the file part at the end
+// (the rest is mostly the executable's pages, ~60 MB).
+func addMemory(res *Result, p memPeaks, storePath string) {
 	res.add(metricPeakRSS, mb(p.HWM), "MB")
 	res.add(metricPeakAnon, mb(p.Anon), "MB")
 	res.add(metricPeakFile, mb(p.File), "MB")
 	res.add("RSS at end", mb(p.End.RSS), "MB")
 	res.add("RSS at end: anon (heap)", mb(p.End.Anon), "MB")
-	res.add("RSS at end: file (store mmap)", mb(p.End.File), "MB")
+	res.add("RSS at end: file (store mmap, executable)", mb(p.End.File), "MB")
+	if storePath == "" {
+		return
+	}
+	if b, err := os.ReadFile("/proc/self/smaps"); err == nil {
+		res.add("RSS at end: store mmap", mb(mappedRSS(b, storePath)), "MB")
+	}
+}
+
+// mappedRSS sums the Rss of the mappings of path in a /proc/<pid>/smaps
+// text, in kB.
+func mappedRSS(smaps []byte, path string) int64 {
+	var total int64
+	inPath := false
+	for line := range bytes.Lines(smaps) {
+		fields := bytes.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		if !bytes.HasSuffix(fields[0], []byte(":")) {
+			// A mapping's header: address perms offset dev inode [path].
+			inPath = len(fields) >= 6 && string(bytes.Join(fields[5:], []byte(" "))) == path
+			continue
+		}
+		if inPath && string(fields[0]) == "Rss:" && len(fields) >= 2 {
+			if n, err := strconv.ParseInt(string(fields[1]), 10, 64); err == nil {
+				total += n
+			}
+		}
+	}
+	return total
 }
 
 func mb(kb int64) float64 { return float64(kb) / 1024 }

@@ -58,10 +58,10 @@ func TestMemPeaksObserve(t *testing.T) {
 
 func TestAddMemory(t *testing.T) {
 	var res Result
-	addMemory(&res, memPeaks{HWM: 2048, Anon: 1024, File: 512, End: procStatus{RSS: 1536, Anon: 1024, File: 512}})
+	addMemory(&res, memPeaks{HWM: 2048, Anon: 1024, File: 512, End: procStatus{RSS: 1536, Anon: 1024, File: 512}}, "")
 	want := map[string]float64{
-		"peak RSS": 2, "peak RSS: anon (heap)": 1, "peak RSS: file (store mmap)": 0.5,
-		"RSS at end": 1.5, "RSS at end: anon (heap)": 1, "RSS at end: file (store mmap)": 0.5,
+		"peak RSS": 2, "peak RSS: anon (heap)": 1, "peak RSS: file (store mmap, executable)": 0.5,
+		"RSS at end": 1.5, "RSS at end: anon (heap)": 1, "RSS at end: file (store mmap, executable)": 0.5,
 	}
 	for name, v := range want {
 		if got, ok := res.Metric(name); !ok || got != v {
@@ -147,6 +147,41 @@ func TestPodGCNote(t *testing.T) {
 	for _, c := range cases {
 		if got := podGCNote(c.cfg); got != c.want {
 			t.Errorf("%+v: got %q, want %q", c.cfg, got, c.want)
+		}
+	}
+}
+
+const smapsText = `55b91fe79000-55b91fe7b000 r--p 00000000 fe:00 247278                     /usr/bin/batchlet
+Size:                  8 kB
+Rss:                   8 kB
+Pss:                   8 kB
+7f0000000000-7f0000100000 r--s 00000000 fe:00 1234                       /data/state.db
+Size:               1024 kB
+Rss:                 300 kB
+Pss:                 300 kB
+7f0000200000-7f0000300000 rw-p 00000000 00:00 0 
+Rss:                 999 kB
+7f0000400000-7f0000500000 r--s 00000000 fe:00 1234                       /data/state.db
+Rss:                  20 kB
+7f0000600000-7f0000700000 r--s 00000000 fe:00 99                         /data/state.db.old
+Rss:                  50 kB
+7f0000800000-7f0000900000 r--s 00000000 fe:00 1234                       /data/my store.db
+Rss:                   7 kB
+`
+
+func TestMappedRSS(t *testing.T) {
+	cases := []struct {
+		path string
+		want int64
+	}{
+		{"/data/state.db", 320}, // two mappings (bolt remaps as the file grows)
+		{"/usr/bin/batchlet", 8},
+		{"/data/my store.db", 7}, // a path with a space
+		{"/data/none.db", 0},
+	}
+	for _, c := range cases {
+		if got := mappedRSS([]byte(smapsText), c.path); got != c.want {
+			t.Errorf("%s: got %d kB, want %d", c.path, got, c.want)
 		}
 	}
 }
