@@ -68,7 +68,7 @@ Sizes are flags, so CI can run a tiny version:
 	fl.IntVar(&cfg.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", 0, "the control plane's pod GC threshold for the job scenarios (default: upstream's 12,500; negative: no limit)")
 	fl.BoolVar(&cfg.ShimSupervisor, "shim-supervisor", true, "process scenario: containers served by the shim supervisor, as batchlet server's default (false: a shim per container)")
 	fl.StringVar(&cfg.TerminatedPodGCPolicy, "terminated-pod-gc-policy", "threshold", "the control plane's pod GC policy for the job scenarios: threshold (upstream's) or counted (see `batchlet server --help`)")
-	fl.IntSliceVar(&cfg.GrowthCompletions, "growth-completions", nil, "completions of the growth scenario's single Jobs (default 10000,100000)")
+	fl.IntSliceVar(&cfg.GrowthCompletions, "growth-completions", nil, "completions of the growth scenario's single Jobs (default 10000,100000,1000000)")
 	fl.IntSliceVar(&cfg.GrowthJobs, "growth-jobs", nil, "numbers of concurrent 10-pod Jobs in the growth scenario (default 1,100,10000)")
 	fl.StringVar(&cfg.PeerBin, "peer-bin", "", "directory of etcd, kube-apiserver, kube-controller-manager and kube-scheduler for the peer scenario (default: $BATCHLET_REALCLUSTER_BIN, then hack/realcluster/build.sh --peer's cache)")
 	fl.DurationVar(&cfg.Timeout, "timeout", 0, "give up on a scenario after this long (default 30m; scale 2h)")
