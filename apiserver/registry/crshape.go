@@ -55,10 +55,15 @@ func shapeOf(s *structuralschema.Structural) schemaShape {
 // pruneCustomResource is what upstream's decoder does to a custom resource:
 // drop the fields the schema does not declare (returning their paths), the
 // nulls it does not allow, and coerce the metadata of embedded objects.
-// Dropping nulls is skipped when no null is left (it deletes only nulls),
-// coercing when the schema embeds no object (it acts only on those).
-func pruneCustomResource(obj map[string]interface{}, s *structuralschema.Structural, sh schemaShape) []string {
-	paths := structuralpruning.PruneWithOptions(obj, s, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
+// Pruning is skipped when fast (the schema's fast check, if it has one)
+// finds every field declared, dropping nulls when no null is left (it
+// deletes only nulls), coercing when the schema embeds no object (it acts
+// only on those).
+func pruneCustomResource(obj map[string]interface{}, s *structuralschema.Structural, sh schemaShape, fast *fastSchema) []string {
+	var paths []string
+	if fast == nil || !fast.prunesNothing(obj) {
+		paths = structuralpruning.PruneWithOptions(obj, s, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
+	}
 	if containsNull(obj) {
 		structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj, s)
 	}
@@ -69,6 +74,56 @@ func pruneCustomResource(obj map[string]interface{}, s *structuralschema.Structu
 		paths = append(paths, more...)
 	}
 	return paths
+}
+
+// prunesNothing says that upstream's pruning of obj, a resource's root,
+// against the schema f was compiled from deletes nothing: at the root it
+// keeps apiVersion, kind and metadata, below every key must be a declared
+// property (f's schemas declare no additionalProperties, items or
+// preserve-unknown-fields, so pruning keeps nothing else).
+func (f *fastSchema) prunesNothing(obj map[string]interface{}) bool {
+	for k, v := range obj {
+		if k == "apiVersion" || k == "kind" || k == "metadata" {
+			continue
+		}
+		p, ok := f.properties[k]
+		if !ok || !p.keepsAll(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// keepsAll says that pruning v against f's schema deletes nothing.
+func (f *fastSchema) keepsAll(v interface{}) bool {
+	switch v := v.(type) {
+	case map[string]interface{}:
+		for k, e := range v {
+			p, ok := f.properties[k] // none declared: every key goes
+			if !ok || !p.keepsAll(e) {
+				return false
+			}
+		}
+	case []interface{}:
+		return keepsAllUndeclared(v)
+	}
+	return true
+}
+
+// keepsAllUndeclared says that pruning v against no schema deletes
+// nothing: it holds no object with a key.
+func keepsAllUndeclared(v interface{}) bool {
+	switch v := v.(type) {
+	case map[string]interface{}:
+		return len(v) == 0
+	case []interface{}:
+		for _, e := range v {
+			if !keepsAllUndeclared(e) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // defaultCustomResource applies the schema's defaults; with none declared

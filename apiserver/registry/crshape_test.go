@@ -121,7 +121,7 @@ func TestCustomResourceValidateMatchesStrategy(t *testing.T) {
 
 // featureSchema embeds an object, declares defaults and a nullable field:
 // every pass the shape could skip has something to do.
-func featureSchema(t *testing.T) *structuralschema.Structural {
+func featureSchema(t *testing.T) (*apiextensions.JSONSchemaProps, *structuralschema.Structural) {
 	t.Helper()
 	str := apiextensions.JSONSchemaProps{Type: "string"}
 	var fast apiextensions.JSON = "fast"
@@ -139,18 +139,25 @@ func featureSchema(t *testing.T) *structuralschema.Structural {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return props, s
 }
 
 // Pruning and defaulting with the shape's skips leave every object and
 // unknown-field list as upstream's full passes do.
 func TestPruneAndDefaultMatchUpstream(t *testing.T) {
 	result := installedCRD(t, "containerresults.results.batchlet.dev")
-	_, resultSchema, err := versionSchema(result, &result.Spec.Versions[0])
+	resultProps, resultSchema, err := versionSchema(result, &result.Spec.Versions[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	features := featureSchema(t)
+	resultFast := compileFastSchema(resultProps)
+	if resultFast == nil {
+		t.Fatal("the ContainerResult schema has no fast check")
+	}
+	featureProps, features := featureSchema(t)
+	if compileFastSchema(featureProps) != nil {
+		t.Fatal("the feature schema has a fast check")
+	}
 	if sh := shapeOf(features); !sh.embedded || !sh.defaults {
 		t.Fatalf("shapeOf(feature schema) = %+v", sh)
 	}
@@ -161,25 +168,57 @@ func TestPruneAndDefaultMatchUpstream(t *testing.T) {
 	tests := []struct {
 		name   string
 		schema *structuralschema.Structural
+		fast   *fastSchema
 		obj    map[string]interface{}
+		// wantPruned: upstream's pruning deletes something.
+		wantPruned bool
 	}{
-		{"result", resultSchema, resultObject(validSpec())},
-		{"result with unknown and null", resultSchema, withSpec(func(s map[string]interface{}) { s["extra"] = "x"; s["reason"] = nil })},
-		{"result with null in unknown", resultSchema, withSpec(func(s map[string]interface{}) { s["extra"] = map[string]interface{}{"a": nil} })},
-		{"features empty spec", features, map[string]interface{}{"apiVersion": "a/v1", "kind": "K", "spec": map[string]interface{}{}}},
-		{"features nulls", features, map[string]interface{}{"apiVersion": "a/v1", "kind": "K", "spec": map[string]interface{}{
-			"mode": nil, "nullable": nil, "plain": nil, "items": []interface{}{"a", nil}}}},
-		{"features embedded", features, map[string]interface{}{"apiVersion": "a/v1", "kind": "K", "spec": map[string]interface{}{
-			"template": embedded, "unknown": int64(1)}}},
+		{"result", resultSchema, resultFast, resultObject(validSpec()), false},
+		{"result with metadata field unknown", resultSchema, resultFast, func() map[string]interface{} {
+			o := resultObject(validSpec())
+			o["metadata"].(map[string]interface{})["bogus"] = "x"
+			return o
+		}(), false},
+		{"result with unknown and null", resultSchema, resultFast, withSpec(func(s map[string]interface{}) { s["extra"] = "x"; s["reason"] = nil }), true},
+		{"result with null in unknown", resultSchema, resultFast, withSpec(func(s map[string]interface{}) { s["extra"] = map[string]interface{}{"a": nil} }), true},
+		{"result with unknown root field", resultSchema, resultFast, func() map[string]interface{} {
+			o := resultObject(validSpec())
+			o["status"] = map[string]interface{}{}
+			return o
+		}(), true},
+		{"result with empty object as string", resultSchema, resultFast, withSpec(func(s map[string]interface{}) { s["reason"] = map[string]interface{}{} }), false},
+		{"result with object as string", resultSchema, resultFast, withSpec(func(s map[string]interface{}) { s["reason"] = map[string]interface{}{"a": "b"} }), true},
+		{"result with list of scalars", resultSchema, resultFast, withSpec(func(s map[string]interface{}) { s["reason"] = []interface{}{"a", int64(1), []interface{}{}} }), false},
+		{"result with list of objects", resultSchema, resultFast, withSpec(func(s map[string]interface{}) {
+			s["reason"] = []interface{}{[]interface{}{map[string]interface{}{"a": "b"}}}
+		}), true},
+		{"result spec not an object", resultSchema, resultFast, func() map[string]interface{} {
+			o := resultObject(validSpec())
+			o["spec"] = "x"
+			return o
+		}(), false},
+		{"features empty spec", features, nil, map[string]interface{}{"apiVersion": "a/v1", "kind": "K", "spec": map[string]interface{}{}}, false},
+		{"features nulls", features, nil, map[string]interface{}{"apiVersion": "a/v1", "kind": "K", "spec": map[string]interface{}{
+			"mode": nil, "nullable": nil, "plain": nil, "items": []interface{}{"a", nil}}}, false},
+		{"features embedded", features, nil, map[string]interface{}{"apiVersion": "a/v1", "kind": "K", "spec": map[string]interface{}{
+			"template": embedded, "unknown": int64(1)}}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.fast != nil && tt.fast.prunesNothing(tt.obj) == tt.wantPruned {
+				t.Fatalf("prunesNothing = %v, want %v", tt.fast.prunesNothing(tt.obj), !tt.wantPruned)
+			}
+			pruned := runtime.DeepCopyJSON(tt.obj)
+			structuralpruning.Prune(pruned, tt.schema, true)
+			if reflect.DeepEqual(pruned, tt.obj) == tt.wantPruned {
+				t.Fatalf("upstream pruning changed the object: %v, test expects %v", !tt.wantPruned, tt.wantPruned)
+			}
 			want := runtime.DeepCopyJSON(tt.obj)
 			wantPaths := upstreamPrune(want, tt.schema)
 			structuraldefaulting.Default(want, tt.schema)
 			got := runtime.DeepCopyJSON(tt.obj)
 			sh := shapeOf(tt.schema)
-			gotPaths := pruneCustomResource(got, tt.schema, sh)
+			gotPaths := pruneCustomResource(got, tt.schema, sh, tt.fast)
 			defaultCustomResource(got, tt.schema, sh)
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("object = %v, upstream %v", got, want)

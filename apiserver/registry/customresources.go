@@ -132,7 +132,7 @@ func customResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiextensi
 		shape := shapeOf(structural)
 		r.DefaultRaw = func(obj map[string]interface{}) { defaultCustomResource(obj, structural, shape) }
 		if !crd.Spec.PreserveUnknownFields {
-			r.PruneRaw = func(obj map[string]interface{}) []string { return pruneCustomResource(obj, structural, shape) }
+			r.PruneRaw = func(obj map[string]interface{}) []string { return pruneCustomResource(obj, structural, shape, fast) }
 		}
 	}
 	return r, nil
