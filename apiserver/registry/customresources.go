@@ -9,8 +9,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
-	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
-	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource/tableconvertor"
@@ -58,6 +56,7 @@ func customResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiextensi
 	if err != nil {
 		return nil, fmt.Errorf("schema validator: %w", err)
 	}
+	fast := compileFastSchema(schemaProps)
 	validator = withFastSchema(schemaProps, validator)
 	var status *apiextensions.CustomResourceSubresourceStatus
 	var statusValidator apiservervalidation.SchemaValidator
@@ -102,7 +101,12 @@ func customResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiextensi
 		PrepareForStatusUpdate: func(obj, old runtime.Object) {
 			statusStrategy.PrepareForUpdate(ctx, obj, old)
 		},
-		Validate:                 func(obj runtime.Object) field.ErrorList { return strategy.Validate(ctx, obj) },
+		Validate: func(obj runtime.Object) field.ErrorList {
+			if crCreateClean(obj, kind, namespaced, fast) {
+				return nil
+			}
+			return strategy.Validate(ctx, obj)
+		},
 		ValidateChecksMeta:       true,
 		ValidateUpdateChecksMeta: true,
 		ValidateUpdate:           func(obj, old runtime.Object) field.ErrorList { return strategy.ValidateUpdate(ctx, obj, old) },
@@ -125,9 +129,10 @@ func customResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiextensi
 		},
 	}
 	if structural != nil {
-		r.DefaultRaw = func(obj map[string]interface{}) { structuraldefaulting.Default(obj, structural) }
+		shape := shapeOf(structural)
+		r.DefaultRaw = func(obj map[string]interface{}) { defaultCustomResource(obj, structural, shape) }
 		if !crd.Spec.PreserveUnknownFields {
-			r.PruneRaw = func(obj map[string]interface{}) []string { return pruneCustomResource(obj, structural) }
+			r.PruneRaw = func(obj map[string]interface{}) []string { return pruneCustomResource(obj, structural, shape, fast) }
 		}
 	}
 	return r, nil
@@ -157,18 +162,6 @@ func versionSchema(crd *apiextensionsv1.CustomResourceDefinition, v *apiextensio
 		return nil, nil, fmt.Errorf("prune defaults: %w", err)
 	}
 	return internal.OpenAPIV3Schema, s, nil
-}
-
-// pruneCustomResource is what upstream's decoder does to a custom resource:
-// drop the fields the schema does not declare (returning their paths), the
-// nulls it does not allow, and coerce the metadata of embedded objects.
-func pruneCustomResource(obj map[string]interface{}, s *structuralschema.Structural) []string {
-	paths := structuralpruning.PruneWithOptions(obj, s, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
-	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj, s)
-	if err, more := schemaobjectmeta.CoerceWithOptions(nil, obj, s, false, schemaobjectmeta.CoerceOptions{ReturnUnknownFieldPaths: true}); err == nil {
-		paths = append(paths, more...)
-	}
-	return paths
 }
 
 // printerColumns are the version's additionalPrinterColumns, or upstream's

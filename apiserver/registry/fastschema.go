@@ -89,7 +89,7 @@ func (f *fastSchema) conforms(v interface{}) bool {
 		return true
 	case "string":
 		s, ok := v.(string)
-		return ok && (f.format == "" || strfmt.Default.Validates(f.format, s))
+		return ok && (f.format == "" || (f.format == "date-time" && isSecondsDateTime(s)) || strfmt.Default.Validates(f.format, s))
 	case "integer":
 		i, ok := v.(int64)
 		return ok && (f.format != "int32" || (i >= math.MinInt32 && i <= math.MaxInt32))
@@ -135,4 +135,21 @@ func (v fastSchemaValidator) ValidateUpdate(value, old interface{}, options ...a
 		return &validate.Result{}
 	}
 	return v.full.ValidateUpdate(value, old, options...)
+}
+
+// isSecondsDateTime says that s is a date-time strfmt accepts in the form
+// metav1.Time writes, 2006-01-02T15:04:05Z, without strfmt's regexp:
+// strfmt lowercases it, takes what precedes the 't' as a date and matches
+// the rest with hours <= 23, minutes and seconds <= 59. Other forms go to
+// strfmt.
+func isSecondsDateTime(s string) bool {
+	if len(s) != len("2006-01-02T15:04:05Z") || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z' {
+		return false
+	}
+	for _, i := range []int{11, 12, 14, 15, 17, 18} {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s[11:13] <= "23" && s[14:16] <= "59" && s[17:19] <= "59" && strfmt.IsDate(s[:10])
 }

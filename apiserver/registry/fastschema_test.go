@@ -9,6 +9,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/kube-openapi/pkg/validation/strfmt"
 	"k8s.io/kube-openapi/pkg/validation/validate"
 
 	"github.com/batchlet/batchlet/install"
@@ -187,5 +188,36 @@ func BenchmarkContainerResultValidation(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// The date-time shortcut accepts only what strfmt accepts, and the forms
+// metav1.Time writes.
+func TestSecondsDateTimeAgreesWithStrfmt(t *testing.T) {
+	tests := []struct {
+		s    string
+		want bool
+	}{
+		{"2026-11-26T10:00:00Z", true},
+		{"2024-02-29T23:59:59Z", true},
+		{"2026-02-29T10:00:00Z", false},
+		{"2026-13-01T10:00:00Z", false},
+		{"2026-11-26T24:00:00Z", false},
+		{"2026-11-26T23:60:00Z", false},
+		{"2026-11-26T23:00:60Z", false},
+		{"2026-11-26t10:00:00z", false}, // strfmt accepts; left to it
+		{"2026-11-26T10:00:00.5Z", false},
+		{"2026-11-26T1a:00:00Z", false},
+		{"2026-1a-26T10:00:00Z", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		got := isSecondsDateTime(tt.s)
+		if got != tt.want {
+			t.Errorf("isSecondsDateTime(%q) = %v, want %v", tt.s, got, tt.want)
+		}
+		if got && !strfmt.IsDateTime(tt.s) {
+			t.Errorf("isSecondsDateTime(%q) accepts what strfmt refuses", tt.s)
+		}
 	}
 }

@@ -33,6 +33,13 @@ func ValidateObjectMetaAccessor(meta metav1.Object, namespaced, nameIsDNSSubdoma
 	return apimachineryvalidation.ValidateObjectMetaAccessor(meta, namespaced, nameFn, fldPath)
 }
 
+// ObjectMetaClean says that apimachinery's ValidateObjectMetaAccessor
+// (name rule as ValidateObjectMetaAccessor's nameIsDNSSubdomain) finds no
+// error in meta, for callers that then skip a validation running it.
+func ObjectMetaClean(meta metav1.Object, namespaced, nameIsDNSSubdomain bool) bool {
+	return metaClean(meta, namespaced, nameIsDNSSubdomain)
+}
+
 // ValidateObjectMetaAccessorUpdate is apimachinery's
 // ValidateObjectMetaAccessorUpdate.
 func ValidateObjectMetaAccessorUpdate(newMeta, oldMeta metav1.Object, fldPath *field.Path) field.ErrorList {
