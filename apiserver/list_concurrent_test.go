@@ -88,7 +88,7 @@ func checkWholeList(e *testEnv, accept string, n int) error {
 	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s list: %d %v", accept, resp.StatusCode, err)
+		return fmt.Errorf("%s list: %d %v %s", accept, resp.StatusCode, err, body)
 	}
 	var list corev1.PodList
 	if accept == "application/json" {

@@ -2,6 +2,7 @@ package genericstore
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"sync"
@@ -34,20 +35,15 @@ func (s *Store) StreamList(w http.ResponseWriter, r *http.Request, res *registry
 	if err != nil {
 		return err
 	}
-	if opts.Revision == 0 {
-		opts.Revision = s.store.CurrentRevision()
+	sc, q, err := s.startStreamWalk(ctx, res, namespace, f, opts)
+	if err != nil {
+		return err
 	}
-	lw, err := newListWriter(res, metav1.ListMeta{ResourceVersion: strconv.FormatInt(opts.Revision, 10)})
+	lw, err := newListWriter(res, metav1.ListMeta{ResourceVersion: strconv.FormatInt(sc.rev, 10)})
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	sc := newListScan(s, res, f, 0, true)
-	q := &candidateQueue{ready: make(chan struct{}, 1)}
-	go sc.walkInto(ctx, q, KeyPrefix(res, namespace), opts)
 	batches, done, err := q.take()
-	if done && err != nil {
-		return sc.storeError(err, opts.Revision)
-	}
 	lw.begin(w, s.listBuffer(w))
 	for {
 		for _, batch := range batches {
@@ -73,6 +69,33 @@ func (s *Store) StreamList(w http.ResponseWriter, r *http.Request, res *registry
 	}
 	s.releaseListBuffer(lw.end())
 	return nil
+}
+
+// startStreamWalk starts walking the store into a queue at opts' revision,
+// or, when the request names none, at the current one: a store that keeps
+// no history (memory) refuses a revision a concurrent write has passed, so
+// a revision of the server's own choosing is chosen again then, as often as
+// writes overtake it, up to a few times. It returns once the walk's first
+// batch is queued or the walk failed (an error answer, nothing written).
+func (s *Store) startStreamWalk(ctx context.Context, res *registry.Resource, namespace string, f *Filter, opts storage.ListOptions) (*listScan, *candidateQueue, error) {
+	const attempts = 5
+	ours := opts.Revision == 0
+	for attempt := 1; ; attempt++ {
+		if ours {
+			opts.Revision = s.store.CurrentRevision()
+		}
+		sc := newListScan(s, res, f, 0, true)
+		sc.rev = opts.Revision
+		q := &candidateQueue{ready: make(chan struct{}, 1)}
+		go sc.walkInto(ctx, q, KeyPrefix(res, namespace), opts)
+		if err := q.peek(); err != nil {
+			if ours && errors.Is(err, storage.ErrCompacted) && attempt < attempts {
+				continue
+			}
+			return nil, nil, sc.storeError(err, opts.Revision)
+		}
+		return sc, q, nil
+	}
 }
 
 // walkInto walks the store at opts into q, in batches.
@@ -141,6 +164,23 @@ func (q *candidateQueue) signal() {
 	select {
 	case q.ready <- struct{}{}:
 	default:
+	}
+}
+
+// peek waits until batches are queued or the walk ended, and returns the
+// walk's error if it ended with one; take then hands over what is queued.
+func (q *candidateQueue) peek() error {
+	for {
+		q.mu.Lock()
+		queued, done, err := len(q.batches) > 0, q.done, q.err
+		q.mu.Unlock()
+		if done {
+			return err
+		}
+		if queued {
+			return nil
+		}
+		<-q.ready
 	}
 }
 
