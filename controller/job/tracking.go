@@ -79,16 +79,9 @@ type trackedPod struct {
 // Jobs they come in index order (stable, so pods sharing an index keep the
 // listing order).
 func (st *syncState) trackedPods() []trackedPod {
-	isTracked := func(p *v1.Pod) bool { return hasTrackingFinalizer(p) && !st.expectedRmFinalizers.Has(p.UID) }
-	n := 0
+	var out []trackedPod
 	for _, p := range st.live {
-		if isTracked(p) {
-			n++
-		}
-	}
-	out := make([]trackedPod, 0, n)
-	for _, p := range st.live {
-		if isTracked(p) {
+		if hasTrackingFinalizer(p) && !st.expectedRmFinalizers.Has(p.UID) {
 			out = append(out, trackedPod{pod: p, index: podIndex(p)})
 		}
 	}
