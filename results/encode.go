@@ -51,6 +51,7 @@ func encodedSizeHint(r *ContainerResult) int {
 
 // plainMeta tells whether m has no field but a name, namespace and labels.
 func plainMeta(m *metav1.ObjectMeta) bool {
+	//lint:ignore SA1019 a result that had one would encode it, so it must be checked.
 	return m.GenerateName == "" && m.SelfLink == "" && m.UID == "" && m.ResourceVersion == "" &&
 		m.Generation == 0 && m.CreationTimestamp.IsZero() && m.DeletionTimestamp == nil &&
 		m.DeletionGracePeriodSeconds == nil && len(m.Annotations) == 0 && len(m.OwnerReferences) == 0 &&

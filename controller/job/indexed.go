@@ -256,5 +256,3 @@ func indexIgnoredFailureCount(p *v1.Pod) int32 {
 func indexAbsoluteFailureCount(p *v1.Pod) int32 {
 	return indexFailureCount(p) + indexIgnoredFailureCount(p)
 }
-
-func sortInts(s []int) { slices.Sort(s) }
