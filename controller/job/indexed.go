@@ -1,7 +1,6 @@
 package job
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -194,10 +193,10 @@ func duplicateIndexPodsForRemoval(pods []*v1.Pod, completions int) (rm, keep []*
 			rm = append(rm, p)
 			continue
 		}
-		valid = append(valid, trackedPod{pod: p, index: ix})
+		valid = append(valid, trackedPod{pod: p, index: ix, seq: len(valid)})
 	}
-	// Stable: the pods of one index stay in input order before sortActivePods.
-	slices.SortStableFunc(valid, func(a, b trackedPod) int { return cmp.Compare(a.index, b.index) })
+	// The pods of one index stay in input order before sortActivePods.
+	slices.SortFunc(valid, byIndex)
 	keep = make([]*v1.Pod, 0, len(valid))
 	for start := 0; start < len(valid); {
 		end := start + 1

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"slices"
 
 	batch "k8s.io/api/batch/v1"
@@ -71,6 +72,14 @@ func (st *syncState) track() *trackPlan {
 type trackedPod struct {
 	pod   *v1.Pod
 	index int
+	seq   int // position in the pods it was picked from: the tie-break of byIndex
+}
+
+// byIndex orders by completion index, equal indexes in their input order: a
+// stable sort without the cost of one (slices.SortStableFunc was a visible
+// share of each sync of a large Indexed Job).
+func byIndex(a, b trackedPod) int {
+	return cmp.Or(cmp.Compare(a.index, b.index), cmp.Compare(a.seq, b.seq))
 }
 
 // trackedPods are the only pods the finalizer protocol can act on: those
@@ -79,14 +88,14 @@ type trackedPod struct {
 // Jobs they come in index order (stable, so pods sharing an index keep the
 // listing order).
 func (st *syncState) trackedPods() []trackedPod {
-	var out []trackedPod
+	out := make([]trackedPod, 0, len(st.live)) // live pods nearly all hold it
 	for _, p := range st.live {
 		if hasTrackingFinalizer(p) && !st.expectedRmFinalizers.Has(p.UID) {
-			out = append(out, trackedPod{pod: p, index: podIndex(p)})
+			out = append(out, trackedPod{pod: p, index: podIndex(p), seq: len(out)})
 		}
 	}
 	if isIndexed(st.job) {
-		slices.SortStableFunc(out, func(a, b trackedPod) int { return a.index - b.index })
+		slices.SortFunc(out, byIndex)
 	}
 	return out
 }
