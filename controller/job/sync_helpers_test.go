@@ -8,6 +8,8 @@ import (
 	batch "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // duplicateIndexPodsForRemoval removes, in this order, the pods without a
@@ -64,6 +66,37 @@ func TestDuplicateIndexPodsForRemoval(t *testing.T) {
 			}
 			if !slices.Equal(in, tt.pods) {
 				t.Errorf("input reordered: %v", names(in))
+			}
+		})
+	}
+}
+
+// uncountedHolding keeps the uncounted UIDs whose pods still hold the
+// finalizer and were not released in this sync.
+func TestUncountedHolding(t *testing.T) {
+	tracked := func(uids ...types.UID) []trackedPod {
+		var out []trackedPod
+		for _, uid := range uids {
+			out = append(out, trackedPod{pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}}})
+		}
+		return out
+	}
+	tests := []struct {
+		name      string
+		uncounted batch.UncountedTerminatedPods
+		tracked   []trackedPod
+		released  sets.Set[types.UID]
+		want      []types.UID
+	}{
+		{name: "nothing uncounted", tracked: tracked("a")},
+		{name: "held, gone and released", uncounted: batch.UncountedTerminatedPods{Succeeded: []types.UID{"a", "b"}, Failed: []types.UID{"c", "e"}},
+			tracked: tracked("a", "b", "d", "e"), released: sets.New[types.UID]("b"), want: []types.UID{"a", "e"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := uncountedHolding(&tt.uncounted, tt.tracked, tt.released)
+			if !got.Equal(sets.New(tt.want...)) {
+				t.Errorf("uncountedHolding = %v, want %v", sets.List(got), tt.want)
 			}
 		})
 	}
