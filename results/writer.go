@@ -2,7 +2,6 @@ package results
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -70,7 +69,7 @@ func (w postWriter) Create(ctx context.Context, r *ContainerResult) error {
 // error.
 func postJSON(ctx context.Context, r *ContainerResult, post PostFunc) error {
 	r.APIVersion, r.Kind = GV.String(), Kind
-	body, err := json.Marshal(r)
+	body, err := encodeJSON(r)
 	if err != nil {
 		return fmt.Errorf("results: encode %s: %w", r.Name, err)
 	}

@@ -104,10 +104,12 @@ func (c *nodeCache) upsertPod(pod *corev1.Pod) {
 func (c *nodeCache) assume(pod *corev1.Pod, nodeName string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p := pod.DeepCopy()
+	// A shallow copy is enough: only NodeName differs, and neither the
+	// informer's pod nor cache entries are ever mutated.
+	p := *pod
 	p.Spec.NodeName = nodeName
 	c.removeLocked(pod.UID)
-	c.addLocked(p, true)
+	c.addLocked(&p, true)
 }
 
 // isAssumed reports whether uid is assumed and not yet confirmed.

@@ -68,12 +68,21 @@ func (c *Controller) candidatePods(job *batch.Job, withSettled bool) ([]*v1.Pod,
 	if withSettled {
 		keys = append(keys, settledIndexPrefix+string(job.UID))
 	}
-	var out []*v1.Pod
+	lists := make([][]any, 0, len(keys))
+	n := 0
 	for _, key := range keys {
 		objs, err := c.podIndexer.ByIndex(podByJobIndex, key)
 		if err != nil {
 			return nil, fmt.Errorf("list pods of job %s: %w", jobKey(job), err)
 		}
+		lists = append(lists, objs)
+		n += len(objs)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	out := make([]*v1.Pod, 0, n)
+	for _, objs := range lists {
 		for _, o := range objs {
 			if p := o.(*v1.Pod); p.Namespace == job.Namespace {
 				out = append(out, p)

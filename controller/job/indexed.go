@@ -182,27 +182,40 @@ func firstPendingIndexes(busy indexSet, count, completions int) []int {
 
 // duplicateIndexPodsForRemoval splits active pods of an Indexed Job into the
 // pods that must go (no index, index out of range, all but the most active
-// pod of a repeated index) and the rest.
+// pod of a repeated index) and the rest. It runs on every sync of an Indexed
+// Job, so it sorts one slice by index rather than grouping in a map; pods
+// keeps its order.
 func duplicateIndexPodsForRemoval(pods []*v1.Pod, completions int) (rm, keep []*v1.Pod) {
-	byIndex := map[int][]*v1.Pod{}
-	var order []int
+	valid := make([]trackedPod, 0, len(pods))
 	for _, p := range pods {
 		ix := podIndex(p)
 		if ix == unknownIndex || ix >= completions {
 			rm = append(rm, p)
 			continue
 		}
-		if _, ok := byIndex[ix]; !ok {
-			order = append(order, ix)
-		}
-		byIndex[ix] = append(byIndex[ix], p)
+		valid = append(valid, trackedPod{pod: p, index: ix, seq: len(valid)})
 	}
-	slices.Sort(order)
-	for _, ix := range order {
-		group := byIndex[ix]
+	// The pods of one index stay in input order before sortActivePods.
+	slices.SortFunc(valid, byIndex)
+	keep = make([]*v1.Pod, 0, len(valid))
+	for start := 0; start < len(valid); {
+		end := start + 1
+		for end < len(valid) && valid[end].index == valid[start].index {
+			end++
+		}
+		if end-start == 1 {
+			keep = append(keep, valid[start].pod)
+			start = end
+			continue
+		}
+		group := make([]*v1.Pod, 0, end-start)
+		for _, tp := range valid[start:end] {
+			group = append(group, tp.pod)
+		}
 		sortActivePods(group)
 		rm = append(rm, group[:len(group)-1]...)
 		keep = append(keep, group[len(group)-1])
+		start = end
 	}
 	return rm, keep
 }
@@ -242,5 +255,3 @@ func indexIgnoredFailureCount(p *v1.Pod) int32 {
 func indexAbsoluteFailureCount(p *v1.Pod) int32 {
 	return indexFailureCount(p) + indexIgnoredFailureCount(p)
 }
-
-func sortInts(s []int) { slices.Sort(s) }

@@ -1,6 +1,8 @@
 package job
 
 import (
+	"slices"
+
 	batch "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 )
@@ -98,15 +100,12 @@ func (st *syncState) podsWithDelayedDeletion(completions int) map[int]*v1.Pod {
 	return out
 }
 
+// dedupSorted is ixs sorted without repeats, in a new slice.
 func dedupSorted(ixs []int) []int {
-	seen := map[int]bool{}
-	var out []int
-	for _, ix := range ixs {
-		if !seen[ix] {
-			seen[ix] = true
-			out = append(out, ix)
-		}
+	if len(ixs) == 0 {
+		return nil
 	}
-	sortInts(out)
-	return out
+	out := slices.Clone(ixs)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

@@ -65,9 +65,9 @@ func (st *syncState) wantActive() int32 {
 func (st *syncState) podsForRemoval(atLeast int) []*v1.Pod {
 	var rm, rest []*v1.Pod
 	if isIndexed(st.job) {
-		rm, rest = duplicateIndexPodsForRemoval(append([]*v1.Pod(nil), st.activePods...), int(*st.job.Spec.Completions))
-	} else {
-		rest = append([]*v1.Pod(nil), st.activePods...)
+		rm, rest = duplicateIndexPodsForRemoval(st.activePods, int(*st.job.Spec.Completions))
+	} else if atLeast > 0 {
+		rest = append([]*v1.Pod(nil), st.activePods...) // sortActivePods reorders
 	}
 	if len(rm) < atLeast {
 		sortActivePods(rest)

@@ -121,7 +121,7 @@ func (r *trackingResult) write(st *syncState, before *batch.JobStatus, eff track
 // releaseOK and nothing is left uncounted or terminating, sets the final
 // condition. It reports whether the Job finished.
 func (st *syncState) countReleased(tp *trackPlan, removed sets.Set[types.UID], releaseOK bool) bool {
-	cleanUncounted(&st.job.Status, tp.uidsWithFinalizer.Difference(removed))
+	cleanUncounted(&st.job.Status, uncountedHolding(st.job.Status.UncountedTerminatedPods, tp.tracked, removed))
 	if !releaseOK || tp.reachedMax || st.finishedCond == nil {
 		return false
 	}
