@@ -127,6 +127,13 @@ func TestForegroundDeletesBlockingDependentsThenFinalizer(t *testing.T) {
 	if get(t, c, podsRes, "p1") != nil {
 		t.Error("blocking pod still exists after the owner's finalizer was removed")
 	}
+	// The non-blocking pod is deleted too, but not necessarily before the
+	// owner's finalizer goes: upstream's collector also removes it once no
+	// blocking dependent is left, and a pod it reaches after that sees a
+	// solid owner. Once "other" is done and the owner gone, it is dangling.
+	if err := c.Resource(jobsRes.GVR).Namespace("ns").Delete(t.Context(), "j", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, "non-blocking pod deleted too", func() bool { return get(t, c, podsRes, "p2") == nil })
 }
 
