@@ -3,8 +3,12 @@ package apiserver
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/batchlet/batchlet/apiserver/eventttl"
 
 	eventsv1 "k8s.io/api/events/v1"
 
@@ -164,15 +168,47 @@ func TestEventsExpire(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A pass after each write stands for the loop's minute ticks: a pass
+	// marks the store's revision with the time, which dates the writes.
+	pass := func() {
+		if err := e.srv.eventExpirer().ExpireOnce(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 	mk("old")
+	pass()
 	fake.Step(50 * time.Minute)
 	mk("new")
+	pass()
 	fake.Step(20 * time.Minute)
-	if err := e.srv.eventExpirer().ExpireOnce(e.ctx); err != nil {
-		t.Fatal(err)
-	}
+	pass()
 	l, err := e.client.CoreV1().Events("default").List(e.ctx, metav1.ListOptions{})
 	if err != nil || len(l.Items) != 1 || l.Items[0].Name != "new" {
 		t.Fatalf("events left: %v %v", l, err)
+	}
+}
+
+// The expiry loop's walk finds, across pages, the events last written in a
+// revision range, with their names.
+func TestEventStoreWrittenIn(t *testing.T) {
+	e := newTestEnv(t)
+	var revs []int64
+	for _, ref := range []struct{ ns, name string }{{"default", "a"}, {"default", "b"}, {"kube-system", "c"}, {"default", "d"}, {"kube-system", "e"}} {
+		ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: ref.name}, InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "p"}}
+		out, err := e.client.CoreV1().Events(ref.ns).Create(e.ctx, ev, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rev, _ := strconv.ParseInt(out.ResourceVersion, 10, 64)
+		revs = append(revs, rev)
+	}
+	got, err := eventStore{s: e.srv, page: 2}.WrittenIn(e.ctx, revs[0], revs[3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []eventttl.Ref{{Namespace: "default", Name: "b", Revision: revs[1]}, {Namespace: "default", Name: "d", Revision: revs[3]},
+		{Namespace: "kube-system", Name: "c", Revision: revs[2]}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("written in (%d, %d] = %v, want %v", revs[0], revs[3], got, want)
 	}
 }

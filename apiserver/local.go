@@ -174,6 +174,18 @@ func (l *localListerWatcher) object(kv storage.KeyValue, decoded runtime.Object)
 // per version where a deep copy cost a pod's every map and slice.
 func (l *localListerWatcher) copyOf(kv storage.KeyValue, decoded runtime.Object) (runtime.Object, error) {
 	obj := decoded
+	if obj == nil && l.metadataOnly {
+		// A custom resource's metadata reads alone, without the whole
+		// decode and defaulting (the retention sweep's and the garbage
+		// collector's lists of ContainerResults).
+		md, ok, err := l.s.objects.MetadataOf(l.res, kv)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			obj = md
+		}
+	}
 	if obj == nil {
 		var err error
 		if obj, err = l.s.objects.DecodedShared(l.res, kv); err != nil {

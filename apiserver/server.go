@@ -126,6 +126,9 @@ type Server struct {
 	log    *slog.Logger
 	scheme *runtime.Scheme
 	served *registry.Table
+	// expirer is the event TTL loop (eventExpirer).
+	expirer     *eventttl.Expirer
+	expirerOnce sync.Once
 	// discovery serves discovery and OpenAPI v3 from served.
 	discovery *discovery.Handler
 	// crds names, establishes, serves and finalizes CRDs.
@@ -284,8 +287,12 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 // eventExpirer is the loop deleting events after Config.EventTTL.
+// It keeps the revisions it marked, so there is one per server.
 func (s *Server) eventExpirer() *eventttl.Expirer {
-	return &eventttl.Expirer{Store: eventStore{s}, TTL: s.cfg.EventTTL, Clock: s.clock, Log: s.log}
+	s.expirerOnce.Do(func() {
+		s.expirer = &eventttl.Expirer{Store: eventStore{s: s}, TTL: s.cfg.EventTTL, Clock: s.clock, Log: s.log}
+	})
+	return s.expirer
 }
 
 func (s *Server) resource(group, version, resource string) *registry.Resource {

@@ -117,6 +117,26 @@ func (s *Store) DecodeItems(res *registry.Resource, lr *ListResult) error {
 	return nil
 }
 
+// MetadataItems is DecodeItems for a reader of the items' metadata alone
+// (a metadata-only list): a version whose metadata reads alone (see
+// MetadataOf: a custom resource's) gets that read-only object, without
+// decoding and defaulting it whole; the others are decoded.
+func (s *Store) MetadataItems(res *registry.Resource, lr *ListResult) error {
+	for i, obj := range lr.Items {
+		if obj != nil {
+			continue
+		}
+		md, ok, err := s.MetadataOf(res, lr.KVs[i])
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		if ok {
+			lr.Items[i] = md
+		}
+	}
+	return s.DecodeItems(res, lr)
+}
+
 // ListMeta is the list metadata of lr.
 func (lr *ListResult) ListMeta() metav1.ListMeta {
 	return metav1.ListMeta{ResourceVersion: strconv.FormatInt(lr.Rev, 10), Continue: lr.Cont, RemainingItemCount: lr.Remaining}

@@ -36,6 +36,8 @@ type Store interface {
 	WriteList(w http.ResponseWriter, res *registry.Resource, items []genericstore.ListItem, lm metav1.ListMeta) error
 	ProtobufList(ctx context.Context, w http.ResponseWriter, res *registry.Resource, namespace string, f *genericstore.Filter, limit int64, cont, rv, rvMatch string) error
 	DecodeItems(res *registry.Resource, lr *genericstore.ListResult) error
+	// MetadataItems is DecodeItems for readers of the metadata alone.
+	MetadataItems(res *registry.Resource, lr *genericstore.ListResult) error
 	// JSON is the stored JSON of a current object (a patch's base).
 	JSON(res *registry.Resource, cur runtime.Object) ([]byte, error)
 	Watch(ctx context.Context, res *registry.Resource, namespace string, f *genericstore.Filter, rv string, sendInitial bool) (genericstore.WatchStart, error)

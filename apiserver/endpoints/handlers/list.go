@@ -64,7 +64,11 @@ func (h *Handlers) List(w http.ResponseWriter, r *http.Request, info endpoints.R
 		return
 	}
 	lm := lr.ListMeta()
-	if err := h.Store.DecodeItems(info.Res, lr); err != nil {
+	decode := h.Store.DecodeItems
+	if format != endpoints.FormatTable {
+		decode = h.Store.MetadataItems // a metadata list: no item decoded whole that need not be
+	}
+	if err := decode(info.Res, lr); err != nil {
 		endpoints.WriteError(w, err)
 		return
 	}
