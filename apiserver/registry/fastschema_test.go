@@ -6,38 +6,20 @@ import (
 	"testing"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
 	"k8s.io/kube-openapi/pkg/validation/validate"
-
-	"github.com/batchlet/batchlet/install"
 )
 
 // installedSchema is the internal schema of install's CRD name, version v1.
 func installedSchema(t testing.TB, name string) *apiextensions.JSONSchemaProps {
 	t.Helper()
-	objs, err := install.CRDs()
+	crd := installedCRD(t, name)
+	props, _, err := versionSchema(crd, &crd.Spec.Versions[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, u := range objs {
-		if u.GetName() != name {
-			continue
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, crd); err != nil {
-			t.Fatal(err)
-		}
-		props, _, err := versionSchema(crd, &crd.Spec.Versions[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return props
-	}
-	t.Fatalf("no CRD %s in install", name)
-	return nil
+	return props
 }
 
 func resultObject(spec map[string]interface{}) map[string]interface{} {
