@@ -46,8 +46,18 @@ type equivEnv struct {
 // in-process client over it.
 func newEquivEnv(t *testing.T, inProc bool) *equivEnv {
 	t.Helper()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 26, 13, 0, 0, 123456789, time.UTC))
-	srv, err := New(Config{Storage: memory.New(1000), Clock: clk})
+	return newEquivEnvWith(t, inProc, Config{Storage: memory.New(1000), Clock: equivClock()})
+}
+
+// equivClock is the equivalence tests' fake clock, with a sub-second part.
+func equivClock() *clocktesting.FakeClock {
+	return clocktesting.NewFakeClock(time.Date(2026, 11, 26, 13, 0, 0, 123456789, time.UTC))
+}
+
+// newEquivEnvWith is newEquivEnv of a server made with cfg.
+func newEquivEnvWith(t *testing.T, inProc bool, cfg Config) *equivEnv {
+	t.Helper()
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

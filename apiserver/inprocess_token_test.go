@@ -5,19 +5,13 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"net/http"
 	"reflect"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/batchlet/batchlet/apiserver/authn"
-	"github.com/batchlet/batchlet/apiserver/inprocclient"
 	"github.com/batchlet/batchlet/apiserver/satoken"
 	"github.com/batchlet/batchlet/storage/memory"
 )
@@ -25,35 +19,12 @@ import (
 // newTokenEquivEnv is newEquivEnv with a service-account issuer.
 func newTokenEquivEnv(t *testing.T, inProc bool, key *ecdsa.PrivateKey) *equivEnv {
 	t.Helper()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 26, 13, 0, 0, 123456789, time.UTC))
+	clk := equivClock()
 	issuer, err := satoken.NewIssuer(key, "", clk)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Storage: memory.New(1000), Clock: clk, ServiceAccountIssuer: issuer})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	httpClient, err := kubernetes.NewForConfig(srv.InProcessConfig())
-	if err != nil {
-		t.Fatalf("client: %v", err)
-	}
-	env := &equivEnv{srv: srv, client: httpClient, http: httpClient, fallbacks: &atomic.Int64{}}
-	if inProc {
-		cfg := srv.InProcessConfig()
-		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-			return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
-				env.fallbacks.Add(1)
-				return rt.RoundTrip(r)
-			})
-		})
-		fallback, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			t.Fatalf("client: %v", err)
-		}
-		env.client = inprocclient.New(fallback, srv.InProcessCalls())
-	}
-	return env
+	return newEquivEnvWith(t, inProc, Config{Storage: memory.New(1000), Clock: clk, ServiceAccountIssuer: issuer})
 }
 
 // The in-process TokenRequest answers as the HTTP one does (the tokens'
