@@ -6,13 +6,11 @@ import (
 	"testing"
 
 	"github.com/batchlet/batchlet/apiserver/inprocclient"
-	"github.com/batchlet/batchlet/storage/memory"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 )
 
 // BenchmarkWatchFanout is one stored write (the agent's pod status patch)
@@ -30,14 +28,7 @@ func BenchmarkWatchFanout(b *testing.B) {
 func benchmarkWatchFanout(b *testing.B, n int) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv, err := New(Config{Storage: memory.New(100000)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	client, err := kubernetes.NewForConfig(srv.InProcessConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
+	srv, client := benchServer(b)
 	pods := inprocclient.New(client, srv.InProcessCalls()).CoreV1().Pods("default")
 	pod, err := pods.Create(ctx, jobLikePod("p", "n1"), metav1.CreateOptions{})
 	if err != nil {

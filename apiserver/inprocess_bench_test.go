@@ -51,6 +51,17 @@ func BenchmarkInProcessCalls(b *testing.B) {
 // transport, "inprocess" the in-process client.
 func benchClientOf(b *testing.B, kind string) kubernetes.Interface {
 	b.Helper()
+	srv, client := benchServer(b)
+	if kind == "inprocess" {
+		return inprocclient.New(client, srv.InProcessCalls())
+	}
+	return client
+}
+
+// benchServer is a fresh server for the benchmarks and its HTTP client
+// over the in-process transport.
+func benchServer(b *testing.B) (*Server, kubernetes.Interface) {
+	b.Helper()
 	srv, err := New(Config{Storage: memory.New(100000)})
 	if err != nil {
 		b.Fatal(err)
@@ -59,10 +70,7 @@ func benchClientOf(b *testing.B, kind string) kubernetes.Interface {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if kind == "inprocess" {
-		return inprocclient.New(client, srv.InProcessCalls())
-	}
-	return client
+	return srv, client
 }
 
 // BenchmarkAgentStatusPatch sends the node agent's full status patch — the

@@ -8,7 +8,6 @@ import (
 
 	"github.com/batchlet/batchlet/apiserver/inprocclient"
 	"github.com/batchlet/batchlet/results"
-	"github.com/batchlet/batchlet/storage/memory"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -127,14 +126,7 @@ func BenchmarkWritePath(b *testing.B) {
 // writePathServer is a fresh server's in-process client and calls.
 func writePathServer(b *testing.B) (kubernetes.Interface, *InProcessCalls) {
 	b.Helper()
-	srv, err := New(Config{Storage: memory.New(100000)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	client, err := kubernetes.NewForConfig(srv.InProcessConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
+	srv, client := benchServer(b)
 	return inprocclient.New(client, srv.InProcessCalls()), srv.InProcessCalls()
 }
 
