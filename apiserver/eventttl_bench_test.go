@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -54,29 +53,18 @@ func BenchmarkEventExpiryPass(b *testing.B) {
 		b.Fatal(err)
 	}
 	clock.SetTime(start.Add(30 * time.Minute))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				name := fmt.Sprintf("p-%06d", i)
-				ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name + ".18a2b3c4d5e6f708"},
-					InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: name, UID: "0b6c2a8e-4f3d-4a8e-9c1b-2d3e4f5a6b7c"},
-					Reason:         "Scheduled", Message: "Successfully assigned default/" + name + " to node-1", Type: corev1.EventTypeNormal,
-					EventTime: metav1.NewMicroTime(clock.Now()), ReportingController: "default-scheduler", ReportingInstance: "default-scheduler-node-1", Action: "Binding"}
-				if _, err := client.CoreV1().Events("default").Create(ctx, ev, metav1.CreateOptions{}); err != nil {
-					b.Error(err)
-				}
-			}
-		}()
+	err = inParallelTest(eventBenchEvents, 8, func(i int) error {
+		name := fmt.Sprintf("p-%06d", i)
+		ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name + ".18a2b3c4d5e6f708"},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: name, UID: "0b6c2a8e-4f3d-4a8e-9c1b-2d3e4f5a6b7c"},
+			Reason:         "Scheduled", Message: "Successfully assigned default/" + name + " to node-1", Type: corev1.EventTypeNormal,
+			EventTime: metav1.NewMicroTime(clock.Now()), ReportingController: "default-scheduler", ReportingInstance: "default-scheduler-node-1", Action: "Binding"}
+		_, err := client.CoreV1().Events("default").Create(ctx, ev, metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
-	for i := range eventBenchEvents {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 	clock.SetTime(start.Add(61 * time.Minute))
 	for b.Loop() {
 		if err := expirer.ExpireOnce(ctx); err != nil {

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -47,29 +46,18 @@ func listBenchServer(b *testing.B) *Server {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				pod := &corev1.Pod{
-					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p-%06d", i), Labels: map[string]string{"group": fmt.Sprintf("g%d", i%100), "bench": "p"}},
-					Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
-						Containers: []corev1.Container{{Name: "c", Image: "busybox", Command: []string{"true"}}}},
-				}
-				if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-					b.Error(err)
-				}
-			}
-		}()
+	err = inParallelTest(listBenchPods, 8, func(i int) error {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p-%06d", i), Labels: map[string]string{"group": fmt.Sprintf("g%d", i%100), "bench": "p"}},
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "c", Image: "busybox", Command: []string{"true"}}}},
+		}
+		_, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
-	for i := range listBenchPods {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 	return srv
 }
 
