@@ -10,6 +10,7 @@ import (
 
 	"github.com/batchlet/batchlet/apiserver/authn"
 	"github.com/batchlet/batchlet/apiserver/endpoints"
+	"github.com/batchlet/batchlet/apiserver/endpoints/handlers"
 	"github.com/batchlet/batchlet/apiserver/genericstore"
 	"github.com/batchlet/batchlet/apiserver/patch"
 	"github.com/batchlet/batchlet/apiserver/query"
@@ -219,9 +220,7 @@ func (c *InProcessCalls) Update(ctx context.Context, gvr schema.GroupVersionReso
 		if err := strategy.NamespaceOnUpdate(info.Res, genericstore.Accessor(in), namespace); err != nil {
 			return nil, err
 		}
-		return c.s.rest.Writer.Update(ctx, info.Res, namespace, name, mode, isDryRunOpt(opts.DryRun), func(runtime.Object) (runtime.Object, error) {
-			return in.DeepCopyObject(), nil
-		})
+		return c.s.rest.Writer.Update(ctx, info.Res, namespace, name, mode, isDryRunOpt(opts.DryRun), handlers.Replace(info.Res, in))
 	})
 }
 

@@ -470,6 +470,12 @@ func masked(v any, e *equivEnv) any {
 		for _, name := range []string{"p1", "p2"} {
 			if uid := e.uid(context.Background(), name); uid != "" {
 				out.Message = strings.ReplaceAll(out.Message, string(uid), "UID-"+name)
+				if out.Details != nil {
+					for i := range out.Details.Causes {
+						c := &out.Details.Causes[i]
+						c.Message = strings.ReplaceAll(c.Message, string(uid), "UID-"+name)
+					}
+				}
 			}
 		}
 		if out.Details != nil {

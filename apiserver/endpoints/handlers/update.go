@@ -32,14 +32,26 @@ func (h *Handlers) Update(w http.ResponseWriter, r *http.Request, info endpoints
 		endpoints.WriteError(w, err)
 		return
 	}
-	out, err := h.Writer.Update(r.Context(), res, info.Namespace, info.Name, mode, isDryRun(r), func(runtime.Object) (runtime.Object, error) {
-		return body.DeepCopyObject(), nil
-	})
+	out, err := h.Writer.Update(r.Context(), res, info.Namespace, info.Name, mode, isDryRun(r), Replace(res, body))
 	if err != nil {
 		endpoints.WriteError(w, err)
 		return
 	}
 	h.Codec.WriteObject(w, r, res, http.StatusOK, out)
+}
+
+// Replace is the mutate of an update that replaces the stored object with
+// body. The body's UID is a precondition on the stored object, as
+// kube-apiserver's update takes it: a different one is a Conflict (a patch
+// that changes the UID fails validation instead).
+func Replace(res *registry.Resource, body runtime.Object) Mutate {
+	return func(cur runtime.Object) (runtime.Object, error) {
+		want, got := genericstore.Accessor(body).GetUID(), genericstore.Accessor(cur).GetUID()
+		if want != "" && want != got {
+			return nil, genericstore.UIDPreconditionFailed(res.GroupResource(), genericstore.Accessor(cur).GetName(), want, got)
+		}
+		return body.DeepCopyObject(), nil
+	}
 }
 
 // mayShare: the new object of the request's update may share parts with

@@ -13,8 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// PrepareForUpdate keeps the metadata an update may not change from old,
-// runs the mode's strategy hook and, for a main-resource update of a
+// PrepareForUpdate keeps the metadata an update may not change from old
+// (the UID only when the new object has none, as kube-apiserver's
+// BeforeUpdate: a different one fails validation as immutable), runs the mode's strategy hook and, for a main-resource update of a
 // resource with a spec, bumps the generation when the spec changed. It
 // reports that change so ValidateUpdate need not compare the specs again.
 func (s Strategy) PrepareForUpdate(obj, old runtime.Object, mode Mode) (specChanged bool) {
@@ -22,7 +23,9 @@ func (s Strategy) PrepareForUpdate(obj, old runtime.Object, mode Mode) (specChan
 	obj.GetObjectKind().SetGroupVersionKind(s.res.GVK())
 	nm.SetName(om.GetName())
 	nm.SetNamespace(om.GetNamespace())
-	nm.SetUID(om.GetUID())
+	if nm.GetUID() == "" {
+		nm.SetUID(om.GetUID())
+	}
 	nm.SetCreationTimestamp(om.GetCreationTimestamp())
 	nm.SetDeletionTimestamp(om.GetDeletionTimestamp())
 	nm.SetDeletionGracePeriodSeconds(om.GetDeletionGracePeriodSeconds())

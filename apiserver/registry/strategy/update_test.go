@@ -31,16 +31,24 @@ func TestPrepareAndValidateUpdate(t *testing.T) {
 		{"forbidden spec change", Main, func(p *corev1.Pod) { p.Spec.Hostname = "h" }, true, 2, "pod updates may not change fields other than"},
 		{"status write keeps spec", Status, func(p *corev1.Pod) { p.Spec.Containers[0].Image = "other" }, false, 1, ""},
 		{"raw write checks metadata", Raw, func(p *corev1.Pod) { p.Labels = map[string]string{"a": "-x-"} }, false, 1, "metadata.labels"},
+		// Only a missing UID is filled in; another one is immutable, as
+		// kube-apiserver's BeforeUpdate (a patch's UID reaches this).
+		{"another uid", Main, func(p *corev1.Pod) { p.UID = "client" }, false, 1, `metadata.uid: Invalid value: "client": field is immutable`},
+		{"another uid in status", Status, func(p *corev1.Pod) { p.UID = "client" }, false, 1, `metadata.uid: Invalid value: "client": field is immutable`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := old.DeepCopy()
-			obj.UID, obj.ResourceVersion, obj.Generation = "client", "1", 9
+			obj.UID, obj.ResourceVersion, obj.Generation = "", "1", 9
 			tc.edit(obj)
+			wantUID := old.UID
+			if obj.UID != "" {
+				wantUID = obj.UID
+			}
 			changed := st.PrepareForUpdate(obj, old, tc.mode)
 			if changed != tc.wantChanged || obj.Generation != tc.wantGen {
 				t.Errorf("specChanged %v generation %d, want %v %d", changed, obj.Generation, tc.wantChanged, tc.wantGen)
 			}
-			if obj.UID != old.UID || obj.ResourceVersion != old.ResourceVersion {
+			if obj.UID != wantUID || obj.ResourceVersion != old.ResourceVersion {
 				t.Errorf("uid %q rv %q not kept from the stored object", obj.UID, obj.ResourceVersion)
 			}
 			errs := st.ValidateUpdate(obj, old, tc.mode, changed)
