@@ -493,40 +493,70 @@ type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// The in-process results writer creates what the HTTP one does, and
-// fails the same way.
+// The in-process results writers (JSON bodies, and objects built without
+// encoding) create what the HTTP one does, store the same objects, and
+// fail the same way.
 func TestInProcessResultsMatchHTTP(t *testing.T) {
+	writers := map[string]func(calls *InProcessCalls) results.Writer{
+		"json": func(calls *InProcessCalls) results.Writer {
+			return results.NewPostWriter(func(ctx context.Context, namespace string, body []byte) error {
+				return calls.CreateJSON(ctx, results.GVR, namespace, body, metav1.CreateOptions{})
+			})
+		},
+		"raw": func(calls *InProcessCalls) results.Writer {
+			return results.NewRawPostWriter(func(ctx context.Context, namespace string, raw map[string]interface{}) error {
+				return calls.CreateRaw(ctx, results.GVR, namespace, raw, metav1.CreateOptions{})
+			}, func(ctx context.Context, namespace string, body []byte) error {
+				return calls.CreateJSON(ctx, results.GVR, namespace, body, metav1.CreateOptions{})
+			})
+		},
+	}
+	for name, newWriter := range writers {
+		t.Run(name, func(t *testing.T) { testInProcessResultsMatchHTTP(t, newWriter) })
+	}
+}
+
+func testInProcessResultsMatchHTTP(t *testing.T, newWriter func(calls *InProcessCalls) results.Writer) {
 	ctx := context.Background()
-	viaHTTP, inProc := newEquivEnv(t, false), newEquivEnv(t, false)
+	const maxBody = 64 << 10
+	cfg := func() Config {
+		return Config{Storage: memory.New(1000), Clock: equivClock(), MaxRequestBodyBytes: maxBody}
+	}
+	viaHTTP, inProc := newEquivEnvWith(t, false, cfg()), newEquivEnvWith(t, false, cfg())
 	httpWriter, err := results.NewWriter(viaHTTP.srv.InProcessConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls := inProc.srv.InProcessCalls()
-	inProcWriter := results.NewPostWriter(func(ctx context.Context, namespace string, body []byte) error {
-		return calls.CreateJSON(ctx, results.GVR, namespace, body, metav1.CreateOptions{})
-	})
-	result := func(name string) *results.ContainerResult {
+	inProcWriter := newWriter(inProc.srv.InProcessCalls())
+	result := func(name, logTail string) *results.ContainerResult {
 		p := equivPod("p1")
 		p.UID = "pod-uid"
 		at := results.Attempt{Container: "main", State: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error",
 			StartedAt: nanoTime(), FinishedAt: nanoTime()}}
-		r := results.New(p, at, "last line\n", false)
+		r := results.New(p, at, logTail, false)
 		r.Name = name
 		return r
 	}
 	for _, tc := range []struct {
-		name, result string
-		fails        bool
+		name, result, logTail string
+		annotate              bool
+		fails                 bool
 	}{
-		{"create", "p1-main-0", false},
-		{"create again", "p1-main-0", false},
-		{"create invalid", "Bad_Name", true},
-		{"create in a missing namespace", "nowhere/r", true},
+		{name: "create", result: "p1-main-0", logTail: "last line\n"},
+		{name: "create again", result: "p1-main-0", logTail: "last line\n"},
+		{name: "invalid UTF-8 and escapes", result: "p1-main-1", logTail: "bad \xff\xfe <&> \u2028 \x00 end"},
+		{name: "annotated", result: "p1-main-2", logTail: "x", annotate: true},
+		{name: "just under the body limit", result: "p1-main-3", logTail: strings.Repeat("a", maxBody-1024)},
+		{name: "over the body limit", result: "p1-main-4", logTail: strings.Repeat("a", maxBody), fails: true},
+		{name: "create invalid", result: "Bad_Name", fails: true},
+		{name: "create in a missing namespace", result: "nowhere/r", fails: true},
 	} {
-		want, got := result(tc.result), result(tc.result)
+		want, got := result(tc.result, tc.logTail), result(tc.result, tc.logTail)
 		if ns, name, ok := strings.Cut(tc.result, "/"); ok {
 			want.Namespace, want.Name, got.Namespace, got.Name = ns, name, ns, name
+		}
+		if tc.annotate {
+			want.Annotations, got.Annotations = map[string]string{"a": "b"}, map[string]string{"a": "b"}
 		}
 		wantErr, gotErr := httpWriter.Create(ctx, want), inProcWriter.Create(ctx, got)
 		if (wantErr != nil) != tc.fails {

@@ -337,15 +337,19 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 	return nil
 }
 
-// resultsConfig is the embedded agent's: a typed JSON writer (results are
-// a CRD, without protobuf) handing its bodies to the API server in this
-// process, unless results are off.
+// resultsConfig is the embedded agent's: a typed writer handing its
+// results to the API server in this process as decoded JSON objects
+// (results are a CRD, without protobuf), unless results are off.
 func (cp *ControlPlane) resultsConfig(cfg *rest.Config) (agent.ResultsConfig, error) {
 	if cp.opts.NoResults {
 		return agent.ResultsConfig{}, nil
 	}
 	if calls, ok := inProcessCalls(cp.local).(*apiserver.InProcessCalls); ok {
-		w := results.NewPostWriter(func(ctx context.Context, namespace string, body []byte) error {
+		// Results go over as the objects their bodies decode to: encoding
+		// and decoding them was most of the server's cost of a result.
+		w := results.NewRawPostWriter(func(ctx context.Context, namespace string, raw map[string]interface{}) error {
+			return calls.CreateRaw(ctx, results.GVR, namespace, raw, metav1.CreateOptions{})
+		}, func(ctx context.Context, namespace string, body []byte) error {
 			return calls.CreateJSON(ctx, results.GVR, namespace, body, metav1.CreateOptions{})
 		})
 		return agent.ResultsConfig{Writer: w, LogTailBytes: cp.opts.ResultsLogTail}, nil
