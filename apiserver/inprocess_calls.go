@@ -298,40 +298,66 @@ func (c *InProcessCalls) Update(ctx context.Context, gvr schema.GroupVersionReso
 func (c *InProcessCalls) Patch(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresource string) (runtime.Object, error) {
 	info := requestInfo(gvr, namespace, name, subresource, "patch")
 	return c.call(ctx, info, opts.FieldManager, http.StatusOK, func(ctx context.Context, info endpoints.RequestInfo) (runtime.Object, error) {
-		mode, err := updateModeOf(info)
-		if err != nil {
-			return nil, err
+		return c.patch(ctx, info, pt, data, opts)
+	})
+}
+
+// PatchVersion is Patch answering only the patched object's
+// resourceVersion, for writers that keep nothing else of the answer (a
+// node agent's status writes): the copy of the object Patch hands over is
+// then not made.
+func (c *InProcessCalls) PatchVersion(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresource string) (string, error) {
+	info := requestInfo(gvr, namespace, name, subresource, "patch")
+	var rv string
+	_, err := c.call(ctx, info, opts.FieldManager, http.StatusOK, func(ctx context.Context, info endpoints.RequestInfo) (runtime.Object, error) {
+		out, err := c.patch(ctx, info, pt, data, opts)
+		if err == nil && out != nil {
+			rv = genericstore.Accessor(out).GetResourceVersion()
 		}
-		res := info.Res
-		if err := patch.Check(res, pt, name); err != nil {
-			return nil, err
+		return nil, err
+	})
+	if err != nil {
+		return "", err
+	}
+	return rv, nil
+}
+
+// patch applies the patch data to the object info names and answers the
+// object stored (the server's: not to be changed or kept).
+func (c *InProcessCalls) patch(ctx context.Context, info endpoints.RequestInfo, pt types.PatchType, data []byte, opts metav1.PatchOptions) (runtime.Object, error) {
+	mode, err := updateModeOf(info)
+	if err != nil {
+		return nil, err
+	}
+	res := info.Res
+	if err := patch.Check(res, pt, info.Name); err != nil {
+		return nil, err
+	}
+	if pt == types.ApplyPatchType {
+		return nil, apierrors.NewBadRequest("apply patches are not served in-process")
+	}
+	if int64(len(data)) > c.s.cfg.MaxRequestBodyBytes {
+		return nil, endpoints.ErrTooLarge(c.s.cfg.MaxRequestBodyBytes)
+	}
+	p, err := patch.Parse(pt, data)
+	if err != nil {
+		return nil, err
+	}
+	req := patchRequest(opts)
+	codec := patch.Codec{
+		CurrentJSON: func(cur runtime.Object) ([]byte, error) { return c.s.objects.JSON(res, cur) },
+		Decode: func(data []byte, into runtime.Object) error {
+			return c.s.codec.DecodeJSON(discardHeaders{}, req, data, res.GVK(), into)
+		},
+	}
+	// As the handler: patch.Apply only reads cur, but the typed merge
+	// shares cur's unpatched parts with its result.
+	share := strategy.MayShare(res, mode, opts.FieldManager)
+	return c.s.rest.Writer.Update(ctx, res, info.Namespace, info.Name, mode, isDryRunOpt(opts.DryRun), func(cur runtime.Object) (runtime.Object, error) {
+		if !share {
+			cur = cur.DeepCopyObject()
 		}
-		if pt == types.ApplyPatchType {
-			return nil, apierrors.NewBadRequest("apply patches are not served in-process")
-		}
-		if int64(len(data)) > c.s.cfg.MaxRequestBodyBytes {
-			return nil, endpoints.ErrTooLarge(c.s.cfg.MaxRequestBodyBytes)
-		}
-		p, err := patch.Parse(pt, data)
-		if err != nil {
-			return nil, err
-		}
-		req := patchRequest(opts)
-		codec := patch.Codec{
-			CurrentJSON: func(cur runtime.Object) ([]byte, error) { return c.s.objects.JSON(res, cur) },
-			Decode: func(data []byte, into runtime.Object) error {
-				return c.s.codec.DecodeJSON(discardHeaders{}, req, data, res.GVK(), into)
-			},
-		}
-		// As the handler: patch.Apply only reads cur, but the typed merge
-		// shares cur's unpatched parts with its result.
-		share := strategy.MayShare(res, mode, opts.FieldManager)
-		return c.s.rest.Writer.Update(ctx, res, namespace, name, mode, isDryRunOpt(opts.DryRun), func(cur runtime.Object) (runtime.Object, error) {
-			if !share {
-				cur = cur.DeepCopyObject()
-			}
-			return patch.Apply(res, p, cur, codec)
-		})
+		return patch.Apply(res, p, cur, codec)
 	})
 }
 

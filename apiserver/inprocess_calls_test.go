@@ -21,6 +21,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -592,4 +593,68 @@ func storedResult(ctx context.Context, t *testing.T, e *equivEnv, r *results.Con
 		t.Fatalf("read result %s: %v", r.Name, err)
 	}
 	return u
+}
+
+// PatchVersion writes what Patch writes, fails as it does, counts the same
+// requests, and answers the resourceVersion of what it stored.
+func TestInProcessPatchVersionMatchesPatch(t *testing.T) {
+	ctx := context.Background()
+	withPatch, withVersion := newEquivEnv(t, false), newEquivEnv(t, false)
+	pods := corev1.SchemeGroupVersion.WithResource("pods")
+	for _, e := range []*equivEnv{withPatch, withVersion} {
+		if _, err := e.http.CoreV1().Pods("default").Create(ctx, equivPod("p1"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	statusPatch := func(e *equivEnv, phase string) []byte {
+		return []byte(`{"metadata":{"uid":"` + string(e.uid(ctx, "p1")) + `"},"status":{"phase":"` + phase +
+			`","conditions":[{"type":"Ready","status":"False","lastProbeTime":null,"lastTransitionTime":"2026-11-26T13:00:00Z","reason":null,"message":null}]}}`)
+	}
+	for _, tc := range []struct {
+		name, pod, subresource string
+		pt                     types.PatchType
+		body                   func(e *equivEnv) []byte
+		fails                  bool
+	}{
+		{"strategic status patch", "p1", "status", types.StrategicMergePatchType, func(e *equivEnv) []byte { return statusPatch(e, "Running") }, false},
+		{"merge status patch", "p1", "status", types.MergePatchType, func(e *equivEnv) []byte { return statusPatch(e, "Succeeded") }, false},
+		{"phase of another type", "p1", "status", types.StrategicMergePatchType, func(*equivEnv) []byte { return []byte(`{"status":{"phase":7}}`) }, true},
+		{"invalid JSON", "p1", "status", types.StrategicMergePatchType, func(*equivEnv) []byte { return []byte(`{"status":`) }, true},
+		{"missing pod", "p9", "status", types.StrategicMergePatchType, func(*equivEnv) []byte { return []byte(`{"status":{"phase":"Running"}}`) }, true},
+		{"unserved subresource", "p1", "binding", types.StrategicMergePatchType, func(*equivEnv) []byte { return []byte(`{}`) }, true},
+		{"main resource", "p1", "", types.StrategicMergePatchType, func(*equivEnv) []byte { return []byte(`{"metadata":{"labels":{"a":"b"}}}`) }, false},
+	} {
+		wantObj, wantErr := withPatch.srv.InProcessCalls().Patch(ctx, pods, "default", tc.pod, tc.pt, tc.body(withPatch), metav1.PatchOptions{}, tc.subresource)
+		rv, gotErr := withVersion.srv.InProcessCalls().PatchVersion(ctx, pods, "default", tc.pod, tc.pt, tc.body(withVersion), metav1.PatchOptions{}, tc.subresource)
+		if (wantErr != nil) != tc.fails {
+			t.Fatalf("%s: Patch: %v", tc.name, wantErr)
+		}
+		compareEquiv(t, tc.name+": error", withPatch, withVersion, errObj(wantErr), errObj(gotErr))
+		want, got := stored(ctx, t, withPatch, "pods/"+tc.pod), stored(ctx, t, withVersion, "pods/"+tc.pod)
+		compareEquiv(t, tc.name+": stored", withPatch, withVersion, want, got)
+		if wantErr != nil {
+			if rv != "" {
+				t.Errorf("%s: failed with resourceVersion %q", tc.name, rv)
+			}
+			continue
+		}
+		if wantRV := rvOf(wantObj); wantRV != rvOf(want) {
+			t.Fatalf("%s: Patch answered resourceVersion %s, stored %s", tc.name, wantRV, rvOf(want))
+		}
+		if storedRV := rvOf(got); rv != storedRV {
+			t.Errorf("%s: PatchVersion answered resourceVersion %q, stored %q", tc.name, rv, storedRV)
+		}
+	}
+	if want, got := requestCounts(t, withPatch.srv), requestCounts(t, withVersion.srv); !reflect.DeepEqual(want, got) {
+		t.Errorf("apiserver_request_total differs:\nPatch:        %v\nPatchVersion: %v", want, got)
+	}
+}
+
+// rvOf is obj's resourceVersion.
+func rvOf(obj runtime.Object) string {
+	m, err := apimeta.Accessor(obj)
+	if err != nil {
+		return "no metadata: " + err.Error()
+	}
+	return m.GetResourceVersion()
 }

@@ -70,6 +70,22 @@ func BenchmarkWritePath(b *testing.B) {
 		}
 		done()
 	})
+	b.Run("status patch version", func(b *testing.B) {
+		client, calls := writePathServer(b)
+		pods := client.CoreV1().Pods("default")
+		created := createJobPods(ctx, b, pods, b.N, true)
+		gvr := corev1.SchemeGroupVersion.WithResource("pods")
+		b.ReportAllocs()
+		b.ResetTimer()
+		done := reportCPU(b)
+		for i, p := range created {
+			patch := agentStatusPatch(string(p.UID), i)
+			if _, err := calls.PatchVersion(ctx, gvr, "default", p.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		done()
+	})
 	b.Run("finalizer patch", func(b *testing.B) {
 		client, _ := writePathServer(b)
 		pods := client.CoreV1().Pods("default")

@@ -15,8 +15,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -315,9 +317,10 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 		return fmt.Errorf("work queue client: %w", err)
 	}
 	ag, err := agent.New(agent.Config{
-		Results:   resultsCfg,
-		WorkQueue: agent.WorkQueueConfig{Client: queueClient, Key: workqueue.KeyFrom(bundle.Token)},
-		Client:    c.kube, NodeName: sanitizeNodeName(cp.opts.NodeName), Runtime: rt,
+		PatchStatus: cp.statusPatcher(),
+		Results:     resultsCfg,
+		WorkQueue:   agent.WorkQueueConfig{Client: queueClient, Key: workqueue.KeyFrom(bundle.Token)},
+		Client:      c.kube, NodeName: sanitizeNodeName(cp.opts.NodeName), Runtime: rt,
 		Logger: cp.log.With("component", "agent"), Port: 0,
 		// Only the API server's kubelet client certificate (or an admin's)
 		// reaches the endpoints, as on a joined agent.
@@ -335,6 +338,20 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bundle *pki.Bundle)
 	}
 	cp.goRun("agent", func() error { return ag.Run(ctx) })
 	return nil
+}
+
+// statusPatcher is the embedded agent's pods/status patch: straight to
+// the API server in this process, answering only the resourceVersion
+// (nil, through the agent's client, when the server is not here).
+func (cp *ControlPlane) statusPatcher() agent.StatusPatchFunc {
+	calls, ok := inProcessCalls(cp.local).(*apiserver.InProcessCalls)
+	if !ok {
+		return nil
+	}
+	pods := corev1.SchemeGroupVersion.WithResource("pods")
+	return func(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (string, error) {
+		return calls.PatchVersion(ctx, pods, namespace, name, pt, data, metav1.PatchOptions{}, "status")
+	}
 }
 
 // resultsConfig is the embedded agent's: a typed writer handing its
