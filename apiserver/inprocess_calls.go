@@ -343,11 +343,12 @@ func (c *InProcessCalls) patch(ctx context.Context, info endpoints.RequestInfo, 
 	if err != nil {
 		return nil, err
 	}
-	req := patchRequest(opts)
 	codec := patch.Codec{
 		CurrentJSON: func(cur runtime.Object) ([]byte, error) { return c.s.objects.JSON(res, cur) },
+		// Only patches the typed merge leaves to the JSON path decode:
+		// the request carrying fieldValidation is made for those.
 		Decode: func(data []byte, into runtime.Object) error {
-			return c.s.codec.DecodeJSON(discardHeaders{}, req, data, res.GVK(), into)
+			return c.s.codec.DecodeJSON(discardHeaders{}, patchRequest(opts), data, res.GVK(), into)
 		},
 	}
 	// As the handler: patch.Apply only reads cur, but the typed merge
