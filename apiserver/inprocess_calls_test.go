@@ -190,6 +190,14 @@ var equivOps = []struct {
 	{"patch pod labels with a field manager", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
 		return e.client.CoreV1().Pods("default").Patch(ctx, "p2", types.JSONPatchType, []byte(`[{"op":"add","path":"/metadata/labels/x","value":"y"}]`), metav1.PatchOptions{FieldManager: "kubectl"})
 	}, "pods/p2"},
+	{"patch pod with an unknown field, strict", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
+		return e.client.CoreV1().Pods("default").Patch(ctx, "p2", types.MergePatchType, []byte(`{"metadata":{"labels":{"s":"t"}},"bogus":1}`),
+			metav1.PatchOptions{FieldValidation: metav1.FieldValidationStrict})
+	}, "pods/p2"},
+	{"patch pod with an unknown field, ignored", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
+		return e.client.CoreV1().Pods("default").Patch(ctx, "p2", types.MergePatchType, []byte(`{"metadata":{"labels":{"i":"j"}},"bogus":1}`),
+			metav1.PatchOptions{FieldValidation: metav1.FieldValidationIgnore})
+	}, "pods/p2"},
 	{"patch missing pod", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
 		return e.client.CoreV1().Pods("default").Patch(ctx, "missing", types.MergePatchType, []byte(`{}`), metav1.PatchOptions{})
 	}, ""},
