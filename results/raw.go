@@ -12,8 +12,8 @@ import (
 // (sigs.k8s.io/json: strings, int64 numbers, bools, nil for null), built
 // without encoding and decoding: an API server in the same process takes
 // it as the body of the create. ok is false for a result encodeJSON writes
-// through encoding/json (metadata beyond a name, namespace and labels):
-// such a result is sent as JSON.
+// through encoding/json (metadata beyond a name, namespace and labels) and
+// for label keys of invalid UTF-8: such a result is sent as JSON.
 func decodedJSON(r *ContainerResult) (raw map[string]interface{}, ok bool) {
 	if !plainMeta(&r.ObjectMeta) || !validKeys(r.Labels) {
 		return nil, false
