@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
@@ -17,6 +19,11 @@ import (
 	"github.com/batchlet/batchlet/results"
 	"github.com/batchlet/batchlet/runtime"
 )
+
+// StatusPatchFunc patches the status of pod namespace/name with data, a
+// patch of type pt, as Client's pods/status patch would, and answers the
+// patched pod's resourceVersion.
+type StatusPatchFunc func(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (string, error)
 
 // Config configures an Agent.
 type Config struct {
@@ -90,6 +97,12 @@ type Config struct {
 	// the embedded agent uses it to read the API server's store directly.
 	// Nil builds one over Client.
 	NewInformerFactory func(tweak func(*metav1.ListOptions)) (informers.SharedInformerFactory, error)
+	// PatchStatus, when set, sends the agent's pods/status patches
+	// instead of Client and answers only the patched pod's
+	// resourceVersion, all the agent keeps of the answer: an API server in
+	// the same process then makes no copy of the pod for it
+	// (apiserver.InProcessCalls.PatchVersion). Nil patches through Client.
+	PatchStatus StatusPatchFunc
 	// Results keeps a record of every terminated container attempt.
 	Results ResultsConfig
 	// WorkQueue serves the built-in work queue to the pods that ask.

@@ -33,17 +33,29 @@ func (a *Agent) patchStatusRV(ctx context.Context, pod *corev1.Pod, status *core
 	if err != nil {
 		return "", err
 	}
-	pods := a.cfg.Client.CoreV1().Pods(pod.Namespace)
-	out, err := pods.Patch(ctx, pod.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status")
+	rv, err := a.sendStatusPatch(ctx, pod, types.StrategicMergePatchType, body)
 	if apierrors.IsUnsupportedMediaType(err) {
 		body, err = statusPatch(pod.UID, &pod.Status, status, mergeOthers(status.Conditions, pod.Status.Conditions))
 		if err != nil {
 			return "", err
 		}
-		out, err = pods.Patch(ctx, pod.Name, types.MergePatchType, body, metav1.PatchOptions{}, "status")
+		rv, err = a.sendStatusPatch(ctx, pod, types.MergePatchType, body)
 	}
 	if err != nil {
 		return "", fmt.Errorf("patch status of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return rv, nil
+}
+
+// sendStatusPatch patches pod's status with body through
+// Config.PatchStatus, or Client, and answers its new resourceVersion.
+func (a *Agent) sendStatusPatch(ctx context.Context, pod *corev1.Pod, pt types.PatchType, body []byte) (string, error) {
+	if a.cfg.PatchStatus != nil {
+		return a.cfg.PatchStatus(ctx, pod.Namespace, pod.Name, pt, body)
+	}
+	out, err := a.cfg.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, pt, body, metav1.PatchOptions{}, "status")
+	if err != nil {
+		return "", err
 	}
 	return out.ResourceVersion, nil
 }

@@ -2,16 +2,22 @@ package agent
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"log/slog"
 	"reflect"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/batchlet/batchlet/runtime/sim"
 )
 
 // statusPatchViaMap is how the status patch was built before statusPatch
@@ -210,5 +216,54 @@ func BenchmarkStatusPatch(b *testing.B) {
 			}
 			b.ReportMetric(float64(n), "body-bytes")
 		})
+	}
+}
+
+// With Config.PatchStatus the status patches (and the merge patch retry of
+// a server without strategic merge) go through it, not the client, with
+// the bodies the client would have sent; the answer is its version.
+func TestPatchStatusThroughConfig(t *testing.T) {
+	ctx := context.Background()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "uid-1"}}
+	client := fake.NewClientset(pod)
+	type sent struct {
+		ns, name string
+		pt       types.PatchType
+		body     string
+	}
+	var got []sent
+	a, err := New(Config{Client: client, NodeName: "node-1", Runtime: sim.New(ctx, nil), Port: -1,
+		Logger: slog.New(slog.DiscardHandler),
+		PatchStatus: func(_ context.Context, ns, name string, pt types.PatchType, data []byte) (string, error) {
+			got = append(got, sent{ns, name, pt, string(data)})
+			if pt == types.StrategicMergePatchType {
+				return "", &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 415, Reason: metav1.StatusReasonUnsupportedMediaType}}
+			}
+			return "42", nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := &corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
+	rv, err := a.patchStatusRV(ctx, pod, status)
+	if err != nil || rv != "42" {
+		t.Fatalf("patchStatusRV = %q, %v; want 42", rv, err)
+	}
+	strategic, err := statusPatch(pod.UID, &pod.Status, status, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merge, err := statusPatch(pod.UID, &pod.Status, status, mergeOthers(status.Conditions, pod.Status.Conditions))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []sent{{"ns", "p", types.StrategicMergePatchType, string(strategic)}, {"ns", "p", types.MergePatchType, string(merge)}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("sent %+v, want %+v", got, want)
+	}
+	for _, act := range client.Actions() {
+		if act.GetVerb() == "patch" {
+			t.Fatalf("the client patched too: %v", act)
+		}
 	}
 }

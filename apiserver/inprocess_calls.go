@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -178,26 +179,92 @@ func (c *InProcessCalls) Create(ctx context.Context, gvr schema.GroupVersionReso
 func (c *InProcessCalls) CreateJSON(ctx context.Context, gvr schema.GroupVersionResource, namespace string, data []byte, opts metav1.CreateOptions) error {
 	info := requestInfo(gvr, namespace, "", "", "create")
 	_, err := c.call(ctx, info, opts.FieldManager, http.StatusCreated, func(ctx context.Context, info endpoints.RequestInfo) (runtime.Object, error) {
-		if info.Res.CreateOnly {
-			return nil, endpoints.ErrMethodNotSupported(info.Resource, "in-process create")
-		}
-		if int64(len(data)) > c.s.cfg.MaxRequestBodyBytes {
-			return nil, endpoints.ErrTooLarge(c.s.cfg.MaxRequestBodyBytes)
-		}
-		obj := info.Res.New()
-		req := &http.Request{URL: &url.URL{RawQuery: fieldValidationQuery(opts.FieldValidation)}, Header: http.Header{}}
-		if err := c.s.codec.DecodeJSON(discardHeaders{}, req, data, info.Res.GVK(), obj); err != nil {
-			return nil, err
-		}
-		if err := strategy.NamespaceOnCreate(info.Res, genericstore.Accessor(obj), namespace); err != nil {
-			return nil, err
-		}
-		if _, err := c.s.rest.Writer.Create(ctx, info.Res, obj, isDryRunOpt(opts.DryRun)); err != nil {
-			return nil, err
-		}
-		return nil, nil
+		return nil, c.createJSON(ctx, info, namespace, data, opts)
 	})
 	return err
+}
+
+// CreateRaw is CreateJSON of the body whose strict JSON decode is raw
+// (strings, int64 and float64 numbers, bools, nils, maps and slices of
+// them), for a custom resource's writer that builds that object instead
+// of encoding it: it is pruned and defaulted as the decoded body would be
+// and stored as it is, so the server takes raw. Whatever the one-pass
+// decode of a custom resource would not take (another apiVersion or kind,
+// a body that may be too large) is encoded and answered by CreateJSON's
+// path, with its messages.
+func (c *InProcessCalls) CreateRaw(ctx context.Context, gvr schema.GroupVersionResource, namespace string, raw map[string]interface{}, opts metav1.CreateOptions) error {
+	info := requestInfo(gvr, namespace, "", "", "create")
+	_, err := c.call(ctx, info, opts.FieldManager, http.StatusCreated, func(ctx context.Context, info endpoints.RequestInfo) (runtime.Object, error) {
+		res := info.Res
+		gvk := res.GVK()
+		if apiVersion, _ := raw["apiVersion"].(string); !res.CustomResource || res.CreateOnly || raw == nil ||
+			apiVersion != gvk.GroupVersion().String() || raw["kind"] != gvk.Kind ||
+			jsonSizeBound(raw) > c.s.cfg.MaxRequestBodyBytes {
+			data, err := json.Marshal(raw)
+			if err != nil {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, err))
+			}
+			return nil, c.createJSON(ctx, info, namespace, data, opts)
+		}
+		if err := endpoints.PruneRaw(discardHeaders{}, res, raw, opts.FieldValidation); err != nil {
+			return nil, err
+		}
+		if res.DefaultRaw != nil {
+			res.DefaultRaw(raw)
+		}
+		obj := &unstructured.Unstructured{Object: raw}
+		obj.SetGroupVersionKind(gvk)
+		return nil, c.createDecoded(ctx, info, namespace, obj, opts)
+	})
+	return err
+}
+
+// createJSON decodes data as the request body of a create and creates it.
+func (c *InProcessCalls) createJSON(ctx context.Context, info endpoints.RequestInfo, namespace string, data []byte, opts metav1.CreateOptions) error {
+	if info.Res.CreateOnly {
+		return endpoints.ErrMethodNotSupported(info.Resource, "in-process create")
+	}
+	if int64(len(data)) > c.s.cfg.MaxRequestBodyBytes {
+		return endpoints.ErrTooLarge(c.s.cfg.MaxRequestBodyBytes)
+	}
+	obj := info.Res.New()
+	req := &http.Request{URL: &url.URL{RawQuery: fieldValidationQuery(opts.FieldValidation)}, Header: http.Header{}}
+	if err := c.s.codec.DecodeJSON(discardHeaders{}, req, data, info.Res.GVK(), obj); err != nil {
+		return err
+	}
+	return c.createDecoded(ctx, info, namespace, obj, opts)
+}
+
+// createDecoded creates obj, a decoded request body, in namespace.
+func (c *InProcessCalls) createDecoded(ctx context.Context, info endpoints.RequestInfo, namespace string, obj runtime.Object, opts metav1.CreateOptions) error {
+	if err := strategy.NamespaceOnCreate(info.Res, genericstore.Accessor(obj), namespace); err != nil {
+		return err
+	}
+	_, err := c.s.rest.Writer.Create(ctx, info.Res, obj, isDryRunOpt(opts.DryRun))
+	return err
+}
+
+// jsonSizeBound is at least the size of v's JSON encoding: a string byte
+// encodes as at most 6 (\u00XX, or \ufffd for a byte of invalid UTF-8),
+// a number as at most 32, and every value takes a separator.
+func jsonSizeBound(v interface{}) int64 {
+	switch v := v.(type) {
+	case string:
+		return 3 + 6*int64(len(v))
+	case map[string]interface{}:
+		n := int64(2)
+		for k, e := range v {
+			n += jsonSizeBound(k) + 1 + jsonSizeBound(e)
+		}
+		return n
+	case []interface{}:
+		n := int64(2)
+		for _, e := range v {
+			n += jsonSizeBound(e)
+		}
+		return n
+	}
+	return 33 // null, true, false, numbers
 }
 
 // Update answers PUT of obj (subresource "" or "status"), as
@@ -230,40 +297,67 @@ func (c *InProcessCalls) Update(ctx context.Context, gvr schema.GroupVersionReso
 func (c *InProcessCalls) Patch(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresource string) (runtime.Object, error) {
 	info := requestInfo(gvr, namespace, name, subresource, "patch")
 	return c.call(ctx, info, opts.FieldManager, http.StatusOK, func(ctx context.Context, info endpoints.RequestInfo) (runtime.Object, error) {
-		mode, err := updateModeOf(info)
-		if err != nil {
-			return nil, err
+		return c.patch(ctx, info, pt, data, opts)
+	})
+}
+
+// PatchVersion is Patch answering only the patched object's
+// resourceVersion, for writers that keep nothing else of the answer (a
+// node agent's status writes): the copy of the object Patch hands over is
+// then not made.
+func (c *InProcessCalls) PatchVersion(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresource string) (string, error) {
+	info := requestInfo(gvr, namespace, name, subresource, "patch")
+	var rv string
+	_, err := c.call(ctx, info, opts.FieldManager, http.StatusOK, func(ctx context.Context, info endpoints.RequestInfo) (runtime.Object, error) {
+		out, err := c.patch(ctx, info, pt, data, opts)
+		if err == nil && out != nil {
+			rv = genericstore.Accessor(out).GetResourceVersion()
 		}
-		res := info.Res
-		if err := patch.Check(res, pt, name); err != nil {
-			return nil, err
+		return nil, err
+	})
+	if err != nil {
+		return "", err
+	}
+	return rv, nil
+}
+
+// patch applies the patch data to the object info names and answers the
+// object stored (the server's: not to be changed or kept).
+func (c *InProcessCalls) patch(ctx context.Context, info endpoints.RequestInfo, pt types.PatchType, data []byte, opts metav1.PatchOptions) (runtime.Object, error) {
+	mode, err := updateModeOf(info)
+	if err != nil {
+		return nil, err
+	}
+	res := info.Res
+	if err := patch.Check(res, pt, info.Name); err != nil {
+		return nil, err
+	}
+	if pt == types.ApplyPatchType {
+		return nil, apierrors.NewBadRequest("apply patches are not served in-process")
+	}
+	if int64(len(data)) > c.s.cfg.MaxRequestBodyBytes {
+		return nil, endpoints.ErrTooLarge(c.s.cfg.MaxRequestBodyBytes)
+	}
+	p, err := patch.Parse(pt, data)
+	if err != nil {
+		return nil, err
+	}
+	codec := patch.Codec{
+		CurrentJSON: func(cur runtime.Object) ([]byte, error) { return c.s.objects.JSON(res, cur) },
+		// Only patches the typed merge leaves to the JSON path decode:
+		// the request carrying fieldValidation is made for those.
+		Decode: func(data []byte, into runtime.Object) error {
+			return c.s.codec.DecodeJSON(discardHeaders{}, patchRequest(opts), data, res.GVK(), into)
+		},
+	}
+	// As the handler: patch.Apply only reads cur, but the typed merge
+	// shares cur's unpatched parts with its result.
+	share := strategy.MayShare(res, mode, opts.FieldManager)
+	return c.s.rest.Writer.Update(ctx, res, info.Namespace, info.Name, mode, isDryRunOpt(opts.DryRun), func(cur runtime.Object) (runtime.Object, error) {
+		if !share {
+			cur = cur.DeepCopyObject()
 		}
-		if pt == types.ApplyPatchType {
-			return nil, apierrors.NewBadRequest("apply patches are not served in-process")
-		}
-		if int64(len(data)) > c.s.cfg.MaxRequestBodyBytes {
-			return nil, endpoints.ErrTooLarge(c.s.cfg.MaxRequestBodyBytes)
-		}
-		p, err := patch.Parse(pt, data)
-		if err != nil {
-			return nil, err
-		}
-		req := patchRequest(opts)
-		codec := patch.Codec{
-			CurrentJSON: func(cur runtime.Object) ([]byte, error) { return c.s.objects.JSON(res, cur) },
-			Decode: func(data []byte, into runtime.Object) error {
-				return c.s.codec.DecodeJSON(discardHeaders{}, req, data, res.GVK(), into)
-			},
-		}
-		// As the handler: patch.Apply only reads cur, but the typed merge
-		// shares cur's unpatched parts with its result.
-		share := strategy.MayShare(res, mode, opts.FieldManager)
-		return c.s.rest.Writer.Update(ctx, res, namespace, name, mode, isDryRunOpt(opts.DryRun), func(cur runtime.Object) (runtime.Object, error) {
-			if !share {
-				cur = cur.DeepCopyObject()
-			}
-			return patch.Apply(res, p, cur, codec)
-		})
+		return patch.Apply(res, p, cur, codec)
 	})
 }
 

@@ -21,6 +21,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -188,6 +189,14 @@ var equivOps = []struct {
 	}, ""},
 	{"patch pod labels with a field manager", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
 		return e.client.CoreV1().Pods("default").Patch(ctx, "p2", types.JSONPatchType, []byte(`[{"op":"add","path":"/metadata/labels/x","value":"y"}]`), metav1.PatchOptions{FieldManager: "kubectl"})
+	}, "pods/p2"},
+	{"patch pod with an unknown field, strict", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
+		return e.client.CoreV1().Pods("default").Patch(ctx, "p2", types.MergePatchType, []byte(`{"metadata":{"labels":{"s":"t"}},"bogus":1}`),
+			metav1.PatchOptions{FieldValidation: metav1.FieldValidationStrict})
+	}, "pods/p2"},
+	{"patch pod with an unknown field, ignored", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
+		return e.client.CoreV1().Pods("default").Patch(ctx, "p2", types.MergePatchType, []byte(`{"metadata":{"labels":{"i":"j"}},"bogus":1}`),
+			metav1.PatchOptions{FieldValidation: metav1.FieldValidationIgnore})
 	}, "pods/p2"},
 	{"patch missing pod", func(ctx context.Context, e *equivEnv) (runtime.Object, error) {
 		return e.client.CoreV1().Pods("default").Patch(ctx, "missing", types.MergePatchType, []byte(`{}`), metav1.PatchOptions{})
@@ -499,40 +508,70 @@ type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// The in-process results writer creates what the HTTP one does, and
-// fails the same way.
+// The in-process results writers (JSON bodies, and objects built without
+// encoding) create what the HTTP one does, store the same objects, and
+// fail the same way.
 func TestInProcessResultsMatchHTTP(t *testing.T) {
+	writers := map[string]func(calls *InProcessCalls) results.Writer{
+		"json": func(calls *InProcessCalls) results.Writer {
+			return results.NewPostWriter(func(ctx context.Context, namespace string, body []byte) error {
+				return calls.CreateJSON(ctx, results.GVR, namespace, body, metav1.CreateOptions{})
+			})
+		},
+		"raw": func(calls *InProcessCalls) results.Writer {
+			return results.NewRawPostWriter(func(ctx context.Context, namespace string, raw map[string]interface{}) error {
+				return calls.CreateRaw(ctx, results.GVR, namespace, raw, metav1.CreateOptions{})
+			}, func(ctx context.Context, namespace string, body []byte) error {
+				return calls.CreateJSON(ctx, results.GVR, namespace, body, metav1.CreateOptions{})
+			})
+		},
+	}
+	for name, newWriter := range writers {
+		t.Run(name, func(t *testing.T) { testInProcessResultsMatchHTTP(t, newWriter) })
+	}
+}
+
+func testInProcessResultsMatchHTTP(t *testing.T, newWriter func(calls *InProcessCalls) results.Writer) {
 	ctx := context.Background()
-	viaHTTP, inProc := newEquivEnv(t, false), newEquivEnv(t, false)
+	const maxBody = 64 << 10
+	cfg := func() Config {
+		return Config{Storage: memory.New(1000), Clock: equivClock(), MaxRequestBodyBytes: maxBody}
+	}
+	viaHTTP, inProc := newEquivEnvWith(t, false, cfg()), newEquivEnvWith(t, false, cfg())
 	httpWriter, err := results.NewWriter(viaHTTP.srv.InProcessConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls := inProc.srv.InProcessCalls()
-	inProcWriter := results.NewPostWriter(func(ctx context.Context, namespace string, body []byte) error {
-		return calls.CreateJSON(ctx, results.GVR, namespace, body, metav1.CreateOptions{})
-	})
-	result := func(name string) *results.ContainerResult {
+	inProcWriter := newWriter(inProc.srv.InProcessCalls())
+	result := func(name, logTail string) *results.ContainerResult {
 		p := equivPod("p1")
 		p.UID = "pod-uid"
 		at := results.Attempt{Container: "main", State: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error",
 			StartedAt: nanoTime(), FinishedAt: nanoTime()}}
-		r := results.New(p, at, "last line\n", false)
+		r := results.New(p, at, logTail, false)
 		r.Name = name
 		return r
 	}
 	for _, tc := range []struct {
-		name, result string
-		fails        bool
+		name, result, logTail string
+		annotate              bool
+		fails                 bool
 	}{
-		{"create", "p1-main-0", false},
-		{"create again", "p1-main-0", false},
-		{"create invalid", "Bad_Name", true},
-		{"create in a missing namespace", "nowhere/r", true},
+		{name: "create", result: "p1-main-0", logTail: "last line\n"},
+		{name: "create again", result: "p1-main-0", logTail: "last line\n"},
+		{name: "invalid UTF-8 and escapes", result: "p1-main-1", logTail: "bad \xff\xfe <&> \u2028 \x00 end"},
+		{name: "annotated", result: "p1-main-2", logTail: "x", annotate: true},
+		{name: "just under the body limit", result: "p1-main-3", logTail: strings.Repeat("a", maxBody-1024)},
+		{name: "over the body limit", result: "p1-main-4", logTail: strings.Repeat("a", maxBody), fails: true},
+		{name: "create invalid", result: "Bad_Name", fails: true},
+		{name: "create in a missing namespace", result: "nowhere/r", fails: true},
 	} {
-		want, got := result(tc.result), result(tc.result)
+		want, got := result(tc.result, tc.logTail), result(tc.result, tc.logTail)
 		if ns, name, ok := strings.Cut(tc.result, "/"); ok {
 			want.Namespace, want.Name, got.Namespace, got.Name = ns, name, ns, name
+		}
+		if tc.annotate {
+			want.Annotations, got.Annotations = map[string]string{"a": "b"}, map[string]string{"a": "b"}
 		}
 		wantErr, gotErr := httpWriter.Create(ctx, want), inProcWriter.Create(ctx, got)
 		if (wantErr != nil) != tc.fails {
@@ -568,4 +607,68 @@ func storedResult(ctx context.Context, t *testing.T, e *equivEnv, r *results.Con
 		t.Fatalf("read result %s: %v", r.Name, err)
 	}
 	return u
+}
+
+// PatchVersion writes what Patch writes, fails as it does, counts the same
+// requests, and answers the resourceVersion of what it stored.
+func TestInProcessPatchVersionMatchesPatch(t *testing.T) {
+	ctx := context.Background()
+	withPatch, withVersion := newEquivEnv(t, false), newEquivEnv(t, false)
+	pods := corev1.SchemeGroupVersion.WithResource("pods")
+	for _, e := range []*equivEnv{withPatch, withVersion} {
+		if _, err := e.http.CoreV1().Pods("default").Create(ctx, equivPod("p1"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	statusPatch := func(e *equivEnv, phase string) []byte {
+		return []byte(`{"metadata":{"uid":"` + string(e.uid(ctx, "p1")) + `"},"status":{"phase":"` + phase +
+			`","conditions":[{"type":"Ready","status":"False","lastProbeTime":null,"lastTransitionTime":"2026-11-26T13:00:00Z","reason":null,"message":null}]}}`)
+	}
+	for _, tc := range []struct {
+		name, pod, subresource string
+		pt                     types.PatchType
+		body                   func(e *equivEnv) []byte
+		fails                  bool
+	}{
+		{"strategic status patch", "p1", "status", types.StrategicMergePatchType, func(e *equivEnv) []byte { return statusPatch(e, "Running") }, false},
+		{"merge status patch", "p1", "status", types.MergePatchType, func(e *equivEnv) []byte { return statusPatch(e, "Succeeded") }, false},
+		{"phase of another type", "p1", "status", types.StrategicMergePatchType, func(*equivEnv) []byte { return []byte(`{"status":{"phase":7}}`) }, true},
+		{"invalid JSON", "p1", "status", types.StrategicMergePatchType, func(*equivEnv) []byte { return []byte(`{"status":`) }, true},
+		{"missing pod", "p9", "status", types.StrategicMergePatchType, func(*equivEnv) []byte { return []byte(`{"status":{"phase":"Running"}}`) }, true},
+		{"unserved subresource", "p1", "binding", types.StrategicMergePatchType, func(*equivEnv) []byte { return []byte(`{}`) }, true},
+		{"main resource", "p1", "", types.StrategicMergePatchType, func(*equivEnv) []byte { return []byte(`{"metadata":{"labels":{"a":"b"}}}`) }, false},
+	} {
+		wantObj, wantErr := withPatch.srv.InProcessCalls().Patch(ctx, pods, "default", tc.pod, tc.pt, tc.body(withPatch), metav1.PatchOptions{}, tc.subresource)
+		rv, gotErr := withVersion.srv.InProcessCalls().PatchVersion(ctx, pods, "default", tc.pod, tc.pt, tc.body(withVersion), metav1.PatchOptions{}, tc.subresource)
+		if (wantErr != nil) != tc.fails {
+			t.Fatalf("%s: Patch: %v", tc.name, wantErr)
+		}
+		compareEquiv(t, tc.name+": error", withPatch, withVersion, errObj(wantErr), errObj(gotErr))
+		want, got := stored(ctx, t, withPatch, "pods/"+tc.pod), stored(ctx, t, withVersion, "pods/"+tc.pod)
+		compareEquiv(t, tc.name+": stored", withPatch, withVersion, want, got)
+		if wantErr != nil {
+			if rv != "" {
+				t.Errorf("%s: failed with resourceVersion %q", tc.name, rv)
+			}
+			continue
+		}
+		if wantRV := rvOf(wantObj); wantRV != rvOf(want) {
+			t.Fatalf("%s: Patch answered resourceVersion %s, stored %s", tc.name, wantRV, rvOf(want))
+		}
+		if storedRV := rvOf(got); rv != storedRV {
+			t.Errorf("%s: PatchVersion answered resourceVersion %q, stored %q", tc.name, rv, storedRV)
+		}
+	}
+	if want, got := requestCounts(t, withPatch.srv), requestCounts(t, withVersion.srv); !reflect.DeepEqual(want, got) {
+		t.Errorf("apiserver_request_total differs:\nPatch:        %v\nPatchVersion: %v", want, got)
+	}
+}
+
+// rvOf is obj's resourceVersion.
+func rvOf(obj runtime.Object) string {
+	m, err := apimeta.Accessor(obj)
+	if err != nil {
+		return "no metadata: " + err.Error()
+	}
+	return m.GetResourceVersion()
 }

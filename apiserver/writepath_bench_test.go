@@ -70,6 +70,22 @@ func BenchmarkWritePath(b *testing.B) {
 		}
 		done()
 	})
+	b.Run("status patch version", func(b *testing.B) {
+		client, calls := writePathServer(b)
+		pods := client.CoreV1().Pods("default")
+		created := createJobPods(ctx, b, pods, b.N, true)
+		gvr := corev1.SchemeGroupVersion.WithResource("pods")
+		b.ReportAllocs()
+		b.ResetTimer()
+		done := reportCPU(b)
+		for i, p := range created {
+			patch := agentStatusPatch(string(p.UID), i)
+			if _, err := calls.PatchVersion(ctx, gvr, "default", p.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		done()
+	})
 	b.Run("finalizer patch", func(b *testing.B) {
 		client, _ := writePathServer(b)
 		pods := client.CoreV1().Pods("default")
@@ -101,6 +117,41 @@ func BenchmarkWritePath(b *testing.B) {
 		}
 		done()
 	})
+	// The embedded agent's writers end to end, from the typed result:
+	// its JSON body decoded by the server, or the decoded object built.
+	for _, w := range []struct {
+		name      string
+		newWriter func(calls *InProcessCalls) results.Writer
+	}{
+		{"result write json", func(calls *InProcessCalls) results.Writer {
+			return results.NewPostWriter(func(ctx context.Context, namespace string, body []byte) error {
+				return calls.CreateJSON(ctx, results.GVR, namespace, body, metav1.CreateOptions{})
+			})
+		}},
+		{"result write raw", func(calls *InProcessCalls) results.Writer {
+			return results.NewRawPostWriter(func(ctx context.Context, namespace string, raw map[string]interface{}) error {
+				return calls.CreateRaw(ctx, results.GVR, namespace, raw, metav1.CreateOptions{})
+			}, nil)
+		}},
+	} {
+		b.Run(w.name, func(b *testing.B) {
+			_, calls := writePathServer(b)
+			writer := w.newWriter(calls)
+			rs := make([]*results.ContainerResult, b.N)
+			for i := range b.N {
+				rs[i] = typedResult(jobPod(i))
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			done := reportCPU(b)
+			for _, r := range rs {
+				if err := writer.Create(ctx, r); err != nil {
+					b.Fatal(err)
+				}
+			}
+			done()
+		})
+	}
 	b.Run("event create", func(b *testing.B) {
 		client, _ := writePathServer(b)
 		events := client.EventsV1().Events("default")
@@ -176,13 +227,18 @@ func createJobPods(ctx context.Context, b *testing.B, pods interface {
 
 // resultJSON is the ContainerResult the agent writes for p's container
 // that exited 0, as JSON.
-func resultJSON(b *testing.B, p *corev1.Pod) []byte {
-	b.Helper()
+// typedResult is the result of p's container as the agent builds it.
+func typedResult(p *corev1.Pod) *results.ContainerResult {
 	p.UID = types.UID(p.Name + "-uid")
 	p.Spec.NodeName = "n1"
 	at := results.Attempt{Container: "main", State: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed",
 		StartedAt: metav1.Now(), FinishedAt: metav1.Now()}}
-	u, err := results.ToUnstructured(results.New(p, at, "done\n", false))
+	return results.New(p, at, "done\n", false)
+}
+
+func resultJSON(b *testing.B, p *corev1.Pod) []byte {
+	b.Helper()
+	u, err := results.ToUnstructured(typedResult(p))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -79,6 +79,35 @@ func postJSON(ctx context.Context, r *ContainerResult, post PostFunc) error {
 	return nil
 }
 
+// RawPostFunc creates the result whose body, as a strict JSON decode
+// gives it, is raw in namespace; raw is the callee's.
+type RawPostFunc func(ctx context.Context, namespace string, raw map[string]interface{}) error
+
+// NewRawPostWriter returns a Writer that hands each result to postRaw as
+// the decoded object of its JSON body, built without encoding it (an API
+// server in the same process: apiserver.InProcessCalls.CreateRaw), and
+// those it cannot build so to post as JSON.
+func NewRawPostWriter(postRaw RawPostFunc, post PostFunc) Writer {
+	return rawPostWriter{postRaw: postRaw, post: post}
+}
+
+type rawPostWriter struct {
+	postRaw RawPostFunc
+	post    PostFunc
+}
+
+func (w rawPostWriter) Create(ctx context.Context, r *ContainerResult) error {
+	r.APIVersion, r.Kind = GV.String(), Kind
+	raw, ok := decodedJSON(r)
+	if !ok {
+		return postJSON(ctx, r, w.post)
+	}
+	if err := w.postRaw(ctx, r.Namespace, raw); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("results: create %s: %w", r.Name, err)
+	}
+	return nil
+}
+
 // DynamicWriter writes results through a dynamic client.
 type DynamicWriter struct {
 	Client dynamic.Interface
