@@ -146,12 +146,6 @@ func podIndex(p *v1.Pod) int {
 	return i
 }
 
-// validIndex tells whether the pod carries a usable index below completions.
-func validIndex(p *v1.Pod, completions int32) bool {
-	ix := podIndex(p)
-	return ix != unknownIndex && ix < int(completions)
-}
-
 func indexesOf(pods []*v1.Pod) []int {
 	var out []int
 	for _, p := range pods {
@@ -160,6 +154,21 @@ func indexesOf(pods []*v1.Pod) []int {
 		}
 	}
 	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// knownIndexes is indexesOf for indexes read already: ixs without
+// unknownIndex, sorted, without repeats, in a new slice.
+func knownIndexes(ixs []int) []int {
+	out := make([]int, 0, len(ixs))
+	for _, ix := range ixs {
+		if ix != unknownIndex {
+			out = append(out, ix)
+		}
+	}
+	if !slices.IsSorted(out) {
+		slices.Sort(out)
+	}
 	return slices.Compact(out)
 }
 
@@ -182,13 +191,14 @@ func firstPendingIndexes(busy indexSet, count, completions int) []int {
 
 // duplicateIndexPodsForRemoval splits active pods of an Indexed Job into the
 // pods that must go (no index, index out of range, all but the most active
-// pod of a repeated index) and the rest. It runs on every sync of an Indexed
-// Job, so it sorts one slice by index rather than grouping in a map; pods
-// keeps its order.
-func duplicateIndexPodsForRemoval(pods []*v1.Pod, completions int) (rm, keep []*v1.Pod) {
+// pod of a repeated index) and the rest; indexes[i] is the completion index
+// of pods[i]. It runs on every sync of an Indexed Job, so it sorts one slice
+// by index rather than grouping in a map, and not at all when the pods come
+// in index order (as syncState's do); pods keeps its order.
+func duplicateIndexPodsForRemoval(pods []*v1.Pod, indexes []int, completions int) (rm, keep []*v1.Pod) {
 	valid := make([]trackedPod, 0, len(pods))
-	for _, p := range pods {
-		ix := podIndex(p)
+	for i, p := range pods {
+		ix := indexes[i]
 		if ix == unknownIndex || ix >= completions {
 			rm = append(rm, p)
 			continue
@@ -196,7 +206,9 @@ func duplicateIndexPodsForRemoval(pods []*v1.Pod, completions int) (rm, keep []*
 		valid = append(valid, trackedPod{pod: p, index: ix, seq: len(valid)})
 	}
 	// The pods of one index stay in input order before sortActivePods.
-	slices.SortFunc(valid, byIndex)
+	if !slices.IsSortedFunc(valid, byIndex) {
+		slices.SortFunc(valid, byIndex)
+	}
 	keep = make([]*v1.Pod, 0, len(valid))
 	for start := 0; start < len(valid); {
 		end := start + 1
