@@ -37,12 +37,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, pod *corev1.Pod) {
 
 // async runs fn with a bounded number of concurrent API writes.
 func (s *Scheduler) async(fn func()) {
-	s.bindSem <- struct{}{}
-	s.binds.Add(1)
-	go func() {
-		defer func() { <-s.bindSem; s.binds.Done() }()
-		fn()
-	}()
+	s.writes.submit(fn)
 }
 
 func (s *Scheduler) bindAsync(ctx context.Context, pod *corev1.Pod, node string) {

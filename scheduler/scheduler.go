@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -38,8 +37,7 @@ type Scheduler struct {
 	events   *rotatingRecorder
 	recorder events.EventRecorder
 	synced   []cache.InformerSynced
-	binds    sync.WaitGroup
-	bindSem  chan struct{}
+	writes   *writers
 }
 
 // New builds a scheduler on cc's pod and node informers. Run starts the
@@ -98,7 +96,7 @@ func (s *Scheduler) Run(ctx context.Context, workers int) error {
 	if !cache.WaitForCacheSync(ctx.Done(), s.synced...) {
 		return fmt.Errorf("scheduler: wait for caches: %w", ctx.Err())
 	}
-	s.bindSem = make(chan struct{}, max(workers, 1)*4)
+	s.writes = newWriters(max(workers, 1) * 4)
 	go s.flushPeriodically(ctx)
 	go func() { <-ctx.Done(); s.queue.close() }()
 	s.log.Info("scheduler started")
@@ -109,7 +107,7 @@ func (s *Scheduler) Run(ctx context.Context, workers int) error {
 		}
 		s.scheduleOne(ctx, pod)
 	}
-	s.binds.Wait()
+	s.writes.stop()
 	return nil
 }
 

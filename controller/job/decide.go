@@ -35,7 +35,9 @@ type syncInput struct {
 	// or terminal and still holding the tracking finalizer. Set by
 	// newSyncState; every pass except the pod failure policy's FailJob
 	// scan walks these instead of all pods.
-	live                  []*v1.Pod
+	live []*v1.Pod
+	// liveFacts[i] is what the passes read of live[i], read once.
+	liveFacts             []podFacts
 	satisfiedExpectations bool
 	expectedRmFinalizers  sets.Set[types.UID]
 	backoff               backoffRecord
@@ -51,6 +53,7 @@ type event struct{ kind, reason, message string }
 type syncState struct {
 	syncInput
 	activePods  []*v1.Pod
+	activeIx    []int // activeIx[i] is the completion index of activePods[i]
 	active      int32
 	ready       int32
 	terminating int32
@@ -115,7 +118,7 @@ func newSyncState(in syncInput) *syncState {
 	if in.expectedRmFinalizers == nil {
 		in.expectedRmFinalizers = sets.New[types.UID]()
 	}
-	in.live = filterPods(in.pods, isLive)
+	in.live, in.liveFacts = livePods(in.pods, isIndexed(in.job))
 	st := &syncState{syncInput: in, action: actionReconciling}
 	var ev *event
 	// A bad annotation is reported once, as the Job starts, not at every
@@ -123,7 +126,7 @@ func newSyncState(in syncInput) *syncState {
 	if st.tun, ev = jobTunables(in.job, in.tun); ev != nil && in.job.Status.StartTime == nil {
 		st.events = append(st.events, *ev)
 	}
-	st.activePods = filterPods(in.live, isActive)
+	st.activePods, st.activeIx = st.activeWithIndexes()
 	st.active = int32(len(st.activePods))
 	st.ready = countPods(st.activePods, isPodReady)
 	st.terminating = countPods(in.live, isTerminating)
@@ -133,19 +136,25 @@ func newSyncState(in syncInput) *syncState {
 	return st
 }
 
-// countable: the pod still holds the finalizer, is not waiting for its
-// removal and, for Indexed Jobs, has a valid index.
-func (st *syncState) countable(p *v1.Pod) bool {
-	if !hasTrackingFinalizer(p) || st.expectedRmFinalizers.Has(p.UID) {
+// countable: the live pod i still holds the finalizer, is not waiting for
+// its removal and, for Indexed Jobs, has a valid index.
+func (st *syncState) countable(i int) bool {
+	f := st.liveFacts[i]
+	if !f.finalizer || st.expectedRmFinalizers.Has(st.live[i].UID) {
 		return false
 	}
-	return !isIndexed(st.job) || validIndex(p, *st.job.Spec.Completions)
+	return !isIndexed(st.job) || st.validIndex(f.index)
+}
+
+// validIndex: ix is a usable index below completions.
+func (st *syncState) validIndex(ix int) bool {
+	return ix != unknownIndex && ix < int(*st.job.Spec.Completions)
 }
 
 // newFinishedPods are the finished pods not yet in the counters.
 func (st *syncState) newFinishedPods() (succeeded, failed []*v1.Pod) {
-	for _, p := range st.live {
-		if !st.countable(p) {
+	for i, p := range st.live {
+		if !st.countable(i) {
 			continue
 		}
 		if p.Status.Phase == v1.PodSucceeded && !st.uncountedSucceeded.Has(p.UID) {

@@ -35,15 +35,20 @@ func completionModeOf(job *batch.Job) string {
 
 // parseIndexSet reads the interval text the way the controller does: corrupt
 // fragments are skipped, parsing stops at the first interval at or beyond
-// completions, ends are clamped to completions-1, adjacent spans merge.
+// completions, ends are clamped to completions-1, adjacent spans merge. A
+// fragment is "first" or "first-last" (anything after a second "-" is
+// ignored). It walks the text in place: a long completedIndexes is parsed
+// on every sync of its Job.
 func parseIndexSet(text string, completions int) indexSet {
 	if text == "" {
 		return nil
 	}
-	var out indexSet
-	for _, frag := range strings.Split(text, ",") {
-		bounds := strings.Split(frag, "-")
-		first, err := strconv.Atoi(bounds[0])
+	out := make(indexSet, 0, strings.Count(text, ",")+1)
+	for rest, more := text, true; more; {
+		var frag string
+		frag, rest, more = strings.Cut(rest, ",")
+		firstText, lastText, isRange := strings.Cut(frag, "-")
+		first, err := strconv.Atoi(firstText)
 		if err != nil {
 			continue
 		}
@@ -51,8 +56,9 @@ func parseIndexSet(text string, completions int) indexSet {
 			break
 		}
 		last := first
-		if len(bounds) > 1 {
-			if last, err = strconv.Atoi(bounds[1]); err != nil {
+		if isRange {
+			lastText, _, _ = strings.Cut(lastText, "-")
+			if last, err = strconv.Atoi(lastText); err != nil {
 				continue
 			}
 			last = min(last, completions-1)
@@ -63,28 +69,34 @@ func parseIndexSet(text string, completions int) indexSet {
 		}
 		out = append(out, span{first, last})
 	}
+	if len(out) == 0 {
+		return nil
+	}
 	return out
 }
 
 // String writes the interval text: runs of three or more as "a-b", a run of
 // two as "a,b".
 func (s indexSet) String() string {
-	var b strings.Builder
+	if len(s) == 0 {
+		return ""
+	}
+	b := make([]byte, 0, len(s)*16)
 	for _, sp := range s {
-		if b.Len() > 0 {
-			b.WriteByte(',')
+		if len(b) > 0 {
+			b = append(b, ',')
 		}
-		b.WriteString(strconv.Itoa(sp.first))
+		b = strconv.AppendInt(b, int64(sp.first), 10)
 		switch {
 		case sp.last == sp.first+1:
-			b.WriteByte(',')
-			b.WriteString(strconv.Itoa(sp.last))
+			b = append(b, ',')
+			b = strconv.AppendInt(b, int64(sp.last), 10)
 		case sp.last > sp.first+1:
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(sp.last))
+			b = append(b, '-')
+			b = strconv.AppendInt(b, int64(sp.last), 10)
 		}
 	}
-	return b.String()
+	return string(b)
 }
 
 func (s indexSet) total() int {
@@ -124,13 +136,50 @@ func (s indexSet) union(o indexSet) indexSet {
 	return out
 }
 
-// withIndexes returns s plus the given indexes.
+// withIndexes returns s plus the given indexes. When s is canonical and ixs
+// ascending, as on every sync, it merges the two in one pass; otherwise
+// (a corrupt status text) union sorts.
 func (s indexSet) withIndexes(ixs []int) indexSet {
-	o := make(indexSet, 0, len(ixs))
-	for _, ix := range ixs {
-		o = append(o, span{ix, ix})
+	if !s.canonical() || !slices.IsSorted(ixs) {
+		o := make(indexSet, 0, len(ixs))
+		for _, ix := range ixs {
+			o = append(o, span{ix, ix})
+		}
+		return s.union(o)
 	}
-	return s.union(o)
+	out := make(indexSet, 0, len(s)+len(ixs))
+	add := func(sp span) {
+		if n := len(out); n > 0 && sp.first <= out[n-1].last+1 {
+			out[n-1].last = max(out[n-1].last, sp.last)
+			return
+		}
+		out = append(out, sp)
+	}
+	i := 0
+	for _, sp := range s {
+		for ; i < len(ixs) && ixs[i] < sp.first; i++ {
+			add(span{ixs[i], ixs[i]})
+		}
+		add(sp)
+	}
+	for ; i < len(ixs); i++ {
+		add(span{ixs[i], ixs[i]})
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// canonical: spans ascending, each first <= last, disjoint and not
+// adjacent; the form union and parseIndexSet of a well-formed text give.
+func (s indexSet) canonical() bool {
+	for i, sp := range s {
+		if sp.first > sp.last || (i > 0 && sp.first <= s[i-1].last+1) {
+			return false
+		}
+	}
+	return true
 }
 
 // podIndex reads the completion index annotation; invalid values are unknown.
@@ -146,12 +195,6 @@ func podIndex(p *v1.Pod) int {
 	return i
 }
 
-// validIndex tells whether the pod carries a usable index below completions.
-func validIndex(p *v1.Pod, completions int32) bool {
-	ix := podIndex(p)
-	return ix != unknownIndex && ix < int(completions)
-}
-
 func indexesOf(pods []*v1.Pod) []int {
 	var out []int
 	for _, p := range pods {
@@ -160,6 +203,21 @@ func indexesOf(pods []*v1.Pod) []int {
 		}
 	}
 	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// knownIndexes is indexesOf for indexes read already: ixs without
+// unknownIndex, sorted, without repeats, in a new slice.
+func knownIndexes(ixs []int) []int {
+	out := make([]int, 0, len(ixs))
+	for _, ix := range ixs {
+		if ix != unknownIndex {
+			out = append(out, ix)
+		}
+	}
+	if !slices.IsSorted(out) {
+		slices.Sort(out)
+	}
 	return slices.Compact(out)
 }
 
@@ -182,13 +240,14 @@ func firstPendingIndexes(busy indexSet, count, completions int) []int {
 
 // duplicateIndexPodsForRemoval splits active pods of an Indexed Job into the
 // pods that must go (no index, index out of range, all but the most active
-// pod of a repeated index) and the rest. It runs on every sync of an Indexed
-// Job, so it sorts one slice by index rather than grouping in a map; pods
-// keeps its order.
-func duplicateIndexPodsForRemoval(pods []*v1.Pod, completions int) (rm, keep []*v1.Pod) {
+// pod of a repeated index) and the rest; indexes[i] is the completion index
+// of pods[i]. It runs on every sync of an Indexed Job, so it sorts one slice
+// by index rather than grouping in a map, and not at all when the pods come
+// in index order (as syncState's do); pods keeps its order.
+func duplicateIndexPodsForRemoval(pods []*v1.Pod, indexes []int, completions int) (rm, keep []*v1.Pod) {
 	valid := make([]trackedPod, 0, len(pods))
-	for _, p := range pods {
-		ix := podIndex(p)
+	for i, p := range pods {
+		ix := indexes[i]
 		if ix == unknownIndex || ix >= completions {
 			rm = append(rm, p)
 			continue
@@ -196,7 +255,9 @@ func duplicateIndexPodsForRemoval(pods []*v1.Pod, completions int) (rm, keep []*
 		valid = append(valid, trackedPod{pod: p, index: ix, seq: len(valid)})
 	}
 	// The pods of one index stay in input order before sortActivePods.
-	slices.SortFunc(valid, byIndex)
+	if !slices.IsSortedFunc(valid, byIndex) {
+		slices.SortFunc(valid, byIndex)
+	}
 	keep = make([]*v1.Pod, 0, len(valid))
 	for start := 0; start < len(valid); {
 		end := start + 1

@@ -15,9 +15,9 @@ func (st *syncState) evaluateIndexed() {
 	completions := int(*job.Spec.Completions)
 	st.prevSucceededIndexes = parseIndexSet(job.Status.CompletedIndexes, completions)
 	var newly []int
-	for _, p := range st.live {
-		if p.Status.Phase == v1.PodSucceeded && hasTrackingFinalizer(p) && validIndex(p, int32(completions)) {
-			newly = append(newly, podIndex(p))
+	for i, p := range st.live {
+		if f := st.liveFacts[i]; p.Status.Phase == v1.PodSucceeded && f.finalizer && st.validIndex(f.index) {
+			newly = append(newly, f.index)
 		}
 	}
 	st.succeededIndexes = st.prevSucceededIndexes.withIndexes(dedupSorted(newly))
@@ -43,9 +43,9 @@ func (st *syncState) evaluatePerIndex(completions int) {
 		prev = parseIndexSet(*job.Status.FailedIndexes, completions)
 	}
 	var newly []int
-	for _, p := range st.live {
-		if hasTrackingFinalizer(p) && validIndex(p, int32(completions)) && isIndexFailed(job, p) {
-			newly = append(newly, podIndex(p))
+	for i, p := range st.live {
+		if f := st.liveFacts[i]; f.finalizer && st.validIndex(f.index) && isIndexFailed(job, p) {
+			newly = append(newly, f.index)
 		}
 	}
 	failed := prev.withIndexes(dedupSorted(newly))
@@ -80,15 +80,17 @@ func isIndexFailed(job *batch.Job, p *v1.Pod) bool {
 // finalizer until its replacement, which inherits its failure counts, exists.
 func (st *syncState) podsWithDelayedDeletion(completions int) map[int]*v1.Pod {
 	active := map[int]bool{}
-	for _, ix := range indexesOf(st.activePods) {
-		active[ix] = true
+	for _, ix := range st.activeIx {
+		if ix != unknownIndex {
+			active[ix] = true
+		}
 	}
 	out := map[int]*v1.Pod{}
-	for _, p := range st.live {
-		if !st.countable(p) || !isPodFailed(p, st.job) {
+	for i, p := range st.live {
+		if !st.countable(i) || !isPodFailed(p, st.job) {
 			continue
 		}
-		ix := podIndex(p)
+		ix := st.liveFacts[i].index
 		if st.succeededIndexes.has(ix) || st.failedIndexes.has(ix) || active[ix] {
 			continue
 		}

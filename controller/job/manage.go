@@ -65,7 +65,7 @@ func (st *syncState) wantActive() int32 {
 func (st *syncState) podsForRemoval(atLeast int) []*v1.Pod {
 	var rm, rest []*v1.Pod
 	if isIndexed(st.job) {
-		rm, rest = duplicateIndexPodsForRemoval(st.activePods, int(*st.job.Spec.Completions))
+		rm, rest = duplicateIndexPodsForRemoval(st.activePods, st.activeIx, int(*st.job.Spec.Completions))
 	} else if atLeast > 0 {
 		rest = append([]*v1.Pod(nil), st.activePods...) // sortActivePods reorders
 	}
@@ -99,7 +99,7 @@ func (st *syncState) planCreates(n int) {
 
 // busyIndexes are the indexes that must not get a new pod now.
 func (st *syncState) busyIndexes() indexSet {
-	busy := st.succeededIndexes.withIndexes(indexesOf(st.activePods))
+	busy := st.succeededIndexes.withIndexes(knownIndexes(st.activeIx))
 	if onlyReplaceFailedPods(st.job) {
 		busy = busy.withIndexes(indexesOf(filterPods(st.live, isTerminating)))
 	}

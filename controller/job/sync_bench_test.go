@@ -28,16 +28,25 @@ type benchSyncFixture struct {
 }
 
 func newBenchSyncFixture(b testing.TB, counted, fresh, running int) *benchSyncFixture {
+	return newBenchSyncFixtureStride(b, counted, 1, fresh, running)
+}
+
+// newBenchSyncFixtureStride places the counted pods stride indexes apart:
+// with stride 2, completedIndexes is counted single indexes ("0,2,4,...").
+func newBenchSyncFixtureStride(b testing.TB, counted, stride, fresh, running int) *benchSyncFixture {
 	b.Helper()
-	completions := int32(counted + fresh + running + 1000)
+	first := counted * stride // the first index after the counted ones
+	completions := int32(first + fresh + running + 1000)
 	j := newTestJob("bench", completions, int32(running))
 	j.UID = "job-uid-bench"
 	j.Spec.CompletionMode = ptr.To(batch.IndexedCompletion)
 	j.Status.StartTime = ptr.To(metav1.NewTime(testEpoch))
 	j.Status.Succeeded = int32(counted)
-	if counted > 0 {
-		j.Status.CompletedIndexes = "0-" + strconv.Itoa(counted-1)
+	var done indexSet
+	for i := range counted {
+		done = append(done, span{i * stride, i * stride})
 	}
+	j.Status.CompletedIndexes = done.union(nil).String()
 	j.Status.UncountedTerminatedPods = &batch.UncountedTerminatedPods{}
 	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
 	podInf, jobInf := factory.Core().V1().Pods(), factory.Batch().V1().Jobs()
@@ -58,13 +67,13 @@ func newBenchSyncFixture(b testing.TB, counted, fresh, running int) *benchSyncFi
 	}
 	// Interleave the groups so the index sort has real work to do.
 	for i := range counted {
-		add(counted-1-i, v1.PodSucceeded, false)
+		add((counted-1-i)*stride, v1.PodSucceeded, false)
 	}
 	for i := range fresh {
-		add(counted+i, v1.PodSucceeded, true)
+		add(first+i, v1.PodSucceeded, true)
 	}
 	for i := range running {
-		add(counted+fresh+i, v1.PodRunning, true)
+		add(first+fresh+i, v1.PodRunning, true)
 	}
 	return &benchSyncFixture{ctrl: ctrl, job: j}
 }
@@ -100,23 +109,42 @@ func (f *benchSyncFixture) syncPure(ctx context.Context) (*syncState, *trackPlan
 }
 
 // BenchmarkSyncIndexedJobCountedPods is one sync of an Indexed Job with
-// many counted pods, 500 newly succeeded ones and 1,000 running.
+// many counted pods, 500 newly succeeded ones and 1,000 running. cpu-ms/op
+// is the process's CPU per sync (GC included), the figure to compare on a
+// loaded machine.
 func BenchmarkSyncIndexedJobCountedPods(b *testing.B) {
 	for _, counted := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("counted=%d", counted), func(b *testing.B) {
-			f := newBenchSyncFixture(b, counted, 500, 1000)
-			b.ReportAllocs()
-			for b.Loop() {
-				st, tp, err := f.syncPure(b.Context())
-				if err != nil {
-					b.Fatal(err)
-				}
-				if len(tp.removeFinalizers) != 500 || st.job.Status.Succeeded != int32(counted+500) {
-					b.Fatalf("removeFinalizers=%d succeeded=%d", len(tp.removeFinalizers), st.job.Status.Succeeded)
-				}
-			}
+			benchSync(b, newBenchSyncFixture(b, counted, 500, 1000), 500, counted+500)
 		})
 	}
+}
+
+// BenchmarkSyncIndexedJobActive is the sync a single pod event causes in
+// the middle of a large Job: 1,000 active pods, a few newly succeeded,
+// and completedIndexes either one interval or, with the counted indexes
+// two apart, 10,000 intervals.
+func BenchmarkSyncIndexedJobActive(b *testing.B) {
+	for _, stride := range []int{1, 2} {
+		b.Run(fmt.Sprintf("intervals=%d", map[int]int{1: 1, 2: 10_000}[stride]), func(b *testing.B) {
+			benchSync(b, newBenchSyncFixtureStride(b, 10_000, stride, 5, 1000), 5, 10_005)
+		})
+	}
+}
+
+func benchSync(b *testing.B, f *benchSyncFixture, wantRemove, wantSucceeded int) {
+	b.ReportAllocs()
+	cpu0 := processCPU(b)
+	for b.Loop() {
+		st, tp, err := f.syncPure(b.Context())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(tp.removeFinalizers) != wantRemove || st.job.Status.Succeeded != int32(wantSucceeded) {
+			b.Fatalf("removeFinalizers=%d succeeded=%d", len(tp.removeFinalizers), st.job.Status.Succeeded)
+		}
+	}
+	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
 }
 
 // TestBenchSyncFixture checks the benchmark's fixture decides what a real

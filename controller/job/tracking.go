@@ -2,7 +2,6 @@ package job
 
 import (
 	"cmp"
-	"slices"
 
 	batch "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
@@ -38,7 +37,7 @@ func (st *syncState) track() *trackPlan {
 	for _, tpod := range pods {
 		p := tpod.pod
 		failed := isPodFailed(p, job)
-		if !st.canRemoveFinalizer(p, failed) {
+		if !st.canRemoveFinalizer(tpod, failed) {
 			continue
 		}
 		tp.removeFinalizers = append(tp.removeFinalizers, p)
@@ -53,7 +52,7 @@ func (st *syncState) track() *trackPlan {
 				st.uncountedSucceeded.Insert(p.UID)
 			}
 		case failed || (st.finishedCond != nil && st.finishedCond.Type != batch.JobSuccessCriteriaMet):
-			st.trackFailed(p, tp)
+			st.trackFailed(tpod, tp)
 		}
 		if len(newSucceededIndexes)+len(uncounted.Succeeded)+len(uncounted.Failed) >= st.tun.maxUncountedPods {
 			tp.reachedMax = true
@@ -84,18 +83,14 @@ func byIndex(a, b trackedPod) int {
 
 // trackedPods are the only pods the finalizer protocol can act on: those
 // holding the finalizer and not already being stripped of it. Pods without
-// it are counted already and are skipped before any sorting. For Indexed
-// Jobs they come in index order (stable, so pods sharing an index keep the
-// listing order).
+// it are counted already. For Indexed Jobs they come in index order (pods
+// sharing an index in listing order), as live does.
 func (st *syncState) trackedPods() []trackedPod {
 	out := make([]trackedPod, 0, len(st.live)) // live pods nearly all hold it
-	for _, p := range st.live {
-		if hasTrackingFinalizer(p) && !st.expectedRmFinalizers.Has(p.UID) {
-			out = append(out, trackedPod{pod: p, index: podIndex(p), seq: len(out)})
+	for i, p := range st.live {
+		if f := st.liveFacts[i]; f.finalizer && !st.expectedRmFinalizers.Has(p.UID) {
+			out = append(out, trackedPod{pod: p, index: f.index, seq: len(out)})
 		}
-	}
-	if isIndexed(st.job) {
-		slices.SortFunc(out, byIndex)
 	}
 	return out
 }
@@ -103,12 +98,12 @@ func (st *syncState) trackedPods() []trackedPod {
 // trackFailed records a failed pod (or a pod of a failing Job) as an
 // uncounted failure unless the pod failure policy ignores it (or, with no
 // rule matching, it was lost to the control plane).
-func (st *syncState) trackFailed(p *v1.Pod, tp *trackPlan) {
-	job := st.job
+func (st *syncState) trackFailed(tpod trackedPod, tp *trackPlan) {
+	job, p := st.job, tpod.pod
 	if st.uncountedFailed.Has(p.UID) {
 		return
 	}
-	if isIndexed(job) && !validIndex(p, *job.Spec.Completions) {
+	if isIndexed(job) && !st.validIndex(tpod.index) {
 		return
 	}
 	r := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p)
@@ -164,7 +159,8 @@ func (st *syncState) appendInterimCondition() {
 // canRemoveFinalizer: the Job is being deleted or finishing, the pod
 // succeeded, or it failed and is not the pod an index keeps until its
 // replacement exists.
-func (st *syncState) canRemoveFinalizer(p *v1.Pod, failed bool) bool {
+func (st *syncState) canRemoveFinalizer(tpod trackedPod, failed bool) bool {
+	p := tpod.pod
 	if st.job.DeletionTimestamp != nil || st.finishedCond != nil || p.Status.Phase == v1.PodSucceeded {
 		return true
 	}
@@ -172,7 +168,7 @@ func (st *syncState) canRemoveFinalizer(p *v1.Pod, failed bool) bool {
 		return false
 	}
 	if st.job.Spec.BackoffLimitPerIndex != nil {
-		if kept, ok := st.delayedDeletion[podIndex(p)]; ok && kept.UID == p.UID {
+		if kept, ok := st.delayedDeletion[tpod.index]; ok && kept.UID == p.UID {
 			return false
 		}
 	}
