@@ -154,7 +154,7 @@ type payload struct {
 // reflection, the signature and the parts copied between three
 // serializations. A token per pod makes that CPU count (issue 16).
 func (i *Issuer) sign(p payload) (string, error) {
-	body := appendPayload(make([]byte, 0, 512), &p)
+	body := appendPayload(make([]byte, 0, 1024), &p) // a bound token's claims take 500-700 bytes
 	enc := base64.RawURLEncoding
 	buf := make([]byte, 0, len(i.header)+1+enc.EncodedLen(len(body))+1+enc.EncodedLen(2*es256KeyBytes))
 	buf = append(buf, i.header...)
