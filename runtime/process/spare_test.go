@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // TestSparePodDirIsEmptiedAndReused removes a pod whose directory has
@@ -180,4 +181,24 @@ func equalStrings(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestReapOrphansLeavesSpares checks that the reaper of pods the API no
+// longer has does not take the spare pool for a pod directory.
+func TestReapOrphansLeavesSpares(t *testing.T) {
+	r, err := New(Config{RootDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := filepath.Join(r.cfg.RootDir, "gone")
+	if err := os.MkdirAll(filepath.Join(gone, "work"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if !r.spares.recycle(gone) {
+		t.Fatal("not recycled")
+	}
+	r.ReapOrphans(map[types.UID]bool{})
+	if ok, _, work := r.spares.take(filepath.Join(r.cfg.RootDir, "next")); !ok || !work {
+		t.Fatalf("take = %v, work %v after reaping", ok, work)
+	}
 }
