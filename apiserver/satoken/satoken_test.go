@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 	clocktesting "k8s.io/utils/clock/testing"
 )
@@ -126,6 +127,28 @@ func BenchmarkIssue(b *testing.B) {
 			}
 		}
 	})
+	// The claims encoded by encoding/json and signed by go-jose, as Issue
+	// did before its own encoder and signing.
+	b.Run("go-jose-sign", func(b *testing.B) {
+		b.ReportAllocs()
+		sa := r.ServiceAccount
+		for b.Loop() {
+			now := i.clock.Now()
+			claims := jwt.Claims{Issuer: i.iss, Subject: Subject(r.Namespace, sa.Name), Audience: jwt.Audience(r.Audiences),
+				Expiry: jwt.NewNumericDate(now.Add(r.Expiration)), IssuedAt: jwt.NewNumericDate(now), NotBefore: jwt.NewNumericDate(now), ID: "id"}
+			body, err := json.Marshal(payload{Claims: claims, K: Private{Namespace: r.Namespace, ServiceAccount: &sa, Pod: r.Pod, Node: r.Node}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			sig, err := i.signer.Sign(body)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := sig.CompactSerialize(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	// go-jose's claims builder, which Issue used before: the same claims.
 	claims := jwt.Claims{Issuer: i.iss, Subject: Subject(r.Namespace, r.ServiceAccount.Name), Audience: jwt.Audience(r.Audiences),
 		Expiry: jwt.NewNumericDate(time.Unix(1_700_003_600, 0)), IssuedAt: jwt.NewNumericDate(time.Unix(1_700_000_000, 0)),
@@ -173,4 +196,68 @@ func BenchmarkVerify(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestPayloadEncodesAsEncodingJSON checks the hand-written claims encoder
+// against encoding/json, which produced the tokens before, byte for byte.
+func TestPayloadEncodesAsEncodingJSON(t *testing.T) {
+	at := func(sec int64) *jwt.NumericDate { d := jwt.NumericDate(sec); return &d }
+	full := jwt.Claims{Issuer: DefaultIssuer, Subject: Subject("ns", "default"), Audience: jwt.Audience{DefaultIssuer},
+		Expiry: at(1_700_003_600), NotBefore: at(1_700_000_000), IssuedAt: at(1_700_000_000), ID: "8c1f-id"}
+	cases := map[string]payload{
+		"bound to pod and node": {Claims: full, K: Private{Namespace: "ns", ServiceAccount: &Ref{Name: "default", UID: "sa"},
+			Pod: &Ref{Name: "p", UID: "pod-uid"}, Node: &Ref{Name: "n", UID: "node-uid"}}},
+		"unbound": {Claims: full, K: Private{Namespace: "ns", ServiceAccount: &Ref{Name: "default"}}},
+		"audiences": {Claims: jwt.Claims{Issuer: "iss", Audience: jwt.Audience{"a", "b", "c"}, ID: "x"},
+			K: Private{ServiceAccount: &Ref{Name: "sa"}}},
+		"empty":       {},
+		"no audience": {Claims: jwt.Claims{Audience: jwt.Audience{}, Expiry: at(-5)}},
+		"escapes": {Claims: jwt.Claims{Issuer: "https://h/<x>&y", Subject: "quote\" back\\ tab\t nl\n ctl\x01",
+			Audience: jwt.Audience{"é", "\u2028", "bad\xffutf8", "~\x7f"}, ID: "id"},
+			K: Private{Namespace: "ns<", Pod: &Ref{Name: "p&", UID: "\"u\""}}},
+	}
+	for name, p := range cases {
+		t.Run(name, func(t *testing.T) {
+			want, err := json.Marshal(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := appendPayload(nil, &p); string(got) != string(want) {
+				t.Errorf("got  %s\nwant %s", got, want)
+			}
+		})
+	}
+}
+
+// TestIssueSignsAsGoJose checks that a token has go-jose's header and a
+// signature go-jose accepts with the issuer's key.
+func TestIssueSignsAsGoJose(t *testing.T) {
+	i := newTestIssuer(t, clocktesting.NewFakeClock(time.Unix(1_700_000_000, 0)))
+	tok, err := i.Issue(Request{Namespace: "ns", ServiceAccount: Ref{Name: "default", UID: "sa-uid"},
+		Audiences: []string{DefaultIssuer}, Expiration: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := i.signer.Sign([]byte("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refCompact, err := ref.CompactSerialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Split(tok.Raw, ".")[0], strings.Split(refCompact, ".")[0]; got != want {
+		t.Errorf("header %s, go-jose's %s", got, want)
+	}
+	parsed, err := jose.ParseSigned(tok.Raw, []jose.SignatureAlgorithm{jose.ES256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parsed.Verify(&i.key.PublicKey); err != nil {
+		t.Fatalf("go-jose rejects the signature: %v", err)
+	}
+	other := newTestIssuer(t, clocktesting.NewFakeClock(time.Unix(1_700_000_000, 0)))
+	if _, err := parsed.Verify(&other.key.PublicKey); err == nil {
+		t.Error("another key verifies the signature")
+	}
 }

@@ -55,6 +55,11 @@ func ensureMemoryBase() error {
 	if isTmpfs(memoryBase) {
 		return nil
 	}
+	// Its parent also holds containerinit.HostTmp, which containers of any
+	// user reach through: only the memory base itself is private.
+	if err := os.MkdirAll(filepath.Dir(memoryBase), 0o755); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(memoryBase, 0o700); err != nil {
 		return err
 	}

@@ -61,6 +61,8 @@ type pod struct {
 	// hosts is the path of the pod's /etc/hosts, chosen once (hostsPath).
 	hosts     string
 	hostsOnce sync.Once
+	// setUpBefore is set once setup ran (only run calls it).
+	setUpBefore bool
 }
 
 func newPod(rt *Runtime, api *corev1.Pod, res runtime.Resolver) *pod {
@@ -190,10 +192,13 @@ func (p *pod) run() {
 // makes nothing the pod does not use and stats nothing first; the log files
 // come with each attempt (createLog).
 func (p *pod) setup() error {
-	if err := makeDir(p.dir, 0o755); err != nil {
-		return fmt.Errorf("create pod dir: %w", err)
+	made, haveTmp, haveWork := p.takeSpareDir()
+	if !made {
+		if err := makeDir(p.dir, 0o755); err != nil {
+			return fmt.Errorf("create pod dir: %w", err)
+		}
 	}
-	if p.rt.namespaces {
+	if p.rt.namespaces && !haveTmp {
 		tmp := filepath.Join(p.dir, "tmp")
 		if err := makeDir(tmp, podTmpMode); err != nil {
 			return fmt.Errorf("create pod dir: %w", err)
@@ -203,7 +208,7 @@ func (p *pod) setup() error {
 			_ = os.Chmod(tmp, podTmpMode)
 		}
 	}
-	if p.needsWorkDir() {
+	if p.needsWorkDir() && !haveWork {
 		if err := makeDir(filepath.Join(p.dir, "work"), 0o755); err != nil {
 			return fmt.Errorf("create pod dir: %w", err)
 		}
@@ -219,6 +224,18 @@ func (p *pod) setup() error {
 		return fmt.Errorf("write hosts: %w", err)
 	}
 	return nil
+}
+
+// takeSpareDir makes the pod's directory from a spare (spareDirs) on its
+// first set-up: made reports whether it did, tmp and work which of those
+// directories the spare brought. Adopted pods keep the directory they
+// have.
+func (p *pod) takeSpareDir() (made, tmp, work bool) {
+	if p.setUpBefore || p.rt.spares == nil || p.adopted() {
+		return false, false, false
+	}
+	p.setUpBefore = true
+	return p.rt.spares.take(p.dir)
 }
 
 // writeHosts writes the pod's /etc/hosts, making its directory in the
@@ -467,11 +484,14 @@ func (p *pod) find(name string) (*ctr, bool) {
 	return nil, false
 }
 
-// cleanup removes the pod's files (not host paths).
+// cleanup removes the pod's files (not host paths): its directory goes to
+// the spares when it can (spareDirs), but that of a pod with image
+// containers, which may still hold their root file systems' mounts.
 func (p *pod) cleanup() {
 	p.releaseImages()
+	recycled := p.rt.spares != nil && !p.runsImages() && p.rt.spares.recycle(p.dir)
 	for _, dir := range []string{p.dir, p.rt.podMemoryDir(p.api.UID)} {
-		if dir == "" {
+		if dir == "" || (recycled && dir == p.dir) {
 			continue
 		}
 		if err := os.RemoveAll(dir); err != nil {

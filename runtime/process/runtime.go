@@ -99,6 +99,9 @@ type Runtime struct {
 	helperFile *os.File
 	// files writes the pods' set-up files.
 	files fileWriter
+	// spares are emptied pod directories for new pods; nil when the pool
+	// could not be made.
+	spares *spareDirs
 
 	// supervisor, when set, serves the containers in place of their own
 	// shims (Config.ShimSupervisor).
@@ -161,6 +164,12 @@ func New(cfg Config) (*Runtime, error) {
 		r.log = slog.Default()
 	}
 	r.openHelper(self)
+	spares := newSpareDirs(cfg.RootDir)
+	if err := spares.reset(); err != nil {
+		r.log.Info("each pod directory is made anew: no pool of spare ones", "err", err.Error())
+	} else {
+		r.spares = spares
+	}
 	if cfg.ShimSupervisor && !cfg.NoShims {
 		if r.supervisor, err = newSupervisorClient(root, r.helper, r.log); err != nil {
 			r.log.Warn("each container gets a shim of its own", "reason", err.Error())
