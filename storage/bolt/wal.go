@@ -159,8 +159,30 @@ func (w *wal) current() segment {
 	return segment{path: w.f.Name(), lastRev: w.curMax, size: w.size, filled: w.filled}
 }
 
-// full reports whether the current segment has reached its size.
-func (w *wal) full() bool { return w.size >= w.maxSize }
+// full reports whether the current segment has reached its size, or is
+// a fallocated one while a zero-filled spare is ready to replace it.
+func (w *wal) full() bool {
+	if w.size >= w.maxSize {
+		return true
+	}
+	if w.filled || w.size < w.spareAfter() {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.spare.ready
+}
+
+// spareAfter is how much a segment holds before a spare is zeroed from
+// scratch: a fallocated segment (the first of a run) is left early, a
+// zero-filled one when half full; a run that writes little (a one-pod
+// `batchlet run`) never zeroes one.
+func (w *wal) spareAfter() int64 {
+	if w.filled {
+		return w.maxSize / 2
+	}
+	return min(w.maxSize/2, spareEarly)
+}
 
 // append writes the events as one record and waits for fdatasync. The
 // caller rotates full segments first. A failed append is cut off again;
@@ -188,7 +210,7 @@ func (w *wal) append(events []storage.Event) (rolledBack bool, err error) {
 	}
 	w.size += int64(len(buf))
 	w.curMax = events[len(events)-1].KV.ModRevision
-	if w.size >= w.maxSize/2 {
+	if w.size >= w.spareAfter() {
 		// Nothing released to recycle yet: the next segment is needed
 		// before long, so zero one from scratch.
 		w.mu.Lock()

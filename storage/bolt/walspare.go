@@ -33,6 +33,10 @@ type spareState struct {
 	requests int  // spares prepared (from scratch or recycled), for tests
 }
 
+// spareEarly is how much a run writes into its first (fallocated) segment
+// before it zeroes a spare to move onto.
+const spareEarly = 1 << 20
+
 // zeroChunk is how much of a spare one write clears.
 const zeroChunk = 256 << 10
 
