@@ -214,14 +214,16 @@ func wholeBeforeZeros(body []byte, sum uint32) (int, bool) {
 }
 
 // hasZeroSector reports whether a whole sector of data[from:to], or the
-// record's last chunk when it ends the file, reads as zeros: that is how a
-// torn write reads back after the machine crashed. (A short chunk at the
+// record's last chunk when it ends the file or only zeros follow it in its
+// sector (a zero-filled segment, walspare.go), reads as zeros: that is how
+// a torn write reads back after the machine crashed. (A short chunk at the
 // start can be the zero high bytes of the length.)
 func hasZeroSector(data []byte, from, to int) bool {
 	for start := from; start < to; {
-		end := min((start/sectorSize+1)*sectorSize, to)
+		sectorEnd := (start/sectorSize + 1) * sectorSize
+		end := min(sectorEnd, to)
 		whole := end-start == sectorSize
-		last := end == len(data) && end-start >= 8
+		last := end == to && end-start >= 8 && isZero(data[end:min(sectorEnd, len(data))])
 		if (whole || last) && isZero(data[start:end]) {
 			return true
 		}

@@ -31,6 +31,7 @@ type spareState struct {
 	busy     bool // a goroutine is preparing one
 	stopped  bool // the WAL is closing: prepare no more
 	requests int  // spares prepared (from scratch or recycled), for tests
+	recycled int  // of them from released segments
 }
 
 // spareEarly is how much a run writes into its first (fallocated) segment
@@ -73,6 +74,9 @@ func (w *wal) wantSpare(src *segment) bool {
 	}
 	s.busy = true
 	s.requests++
+	if src != nil {
+		s.recycled++
+	}
 	w.spareWG.Add(1)
 	go w.prepareSpare(src)
 	return true
