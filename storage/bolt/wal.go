@@ -57,7 +57,7 @@ type segment struct {
 	path    string
 	lastRev int64
 	size    int64 // bytes of records in it
-	filled  bool  // zero-filled to segmentLen before use
+	filled  bool  // zero-filled to zeroLen before use
 }
 
 func segmentPrefix(dbPath string) string { return dbPath + ".wal-" }

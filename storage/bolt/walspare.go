@@ -36,7 +36,7 @@ type spareState struct {
 
 // spareEarly is how much a run writes into its first (fallocated) segment
 // before it zeroes a spare to move onto.
-const spareEarly = 1 << 20
+const spareEarly = 8 << 20
 
 // zeroChunk is how much of a spare one write clears.
 const zeroChunk = 256 << 10
@@ -48,9 +48,12 @@ const spareTailScan = 4096
 func (w *wal) sparePath() string { return strings.TrimSuffix(w.prefix, "-") + ".spare" }
 func (w *wal) spareTmp() string  { return w.sparePath() + ".tmp" }
 
-// segmentLen is the length of a zero-filled segment: its size and the
-// reserve deletes append into when the disk is full.
+// segmentLen is the length of a zero-filled segment, its size; the reserve
+// deletes append into when the disk is full is preallocated past it, not
+// zeroed (it is rarely written, and zeroing costs CPU per byte).
 func (w *wal) segmentLen() int64 { return w.maxSize + w.reserve() }
+
+func (w *wal) zeroLen() int64 { return w.maxSize }
 
 // removeSpares deletes spare files a previous run left (they hold only
 // zeros, or a segment's checkpointed records).
@@ -104,7 +107,7 @@ func (w *wal) prepareSpare(src *segment) {
 // given) and renames it to sparePath.
 func (w *wal) fillSpare(src *segment) error {
 	tmp := w.spareTmp()
-	clearTo := w.segmentLen()
+	clearTo := w.zeroLen()
 	if src != nil {
 		if err := os.Rename(src.path, tmp); err != nil {
 			return fmt.Errorf("recycle wal segment: %w", err)
@@ -136,13 +139,16 @@ func (w *wal) fillSpare(src *segment) error {
 }
 
 // writeZeros writes zeros over f's first n bytes, sets its length to
-// segmentLen and syncs it. It stops early when the WAL closes.
+// zeroLen, preallocates the reserve past it and syncs it. It stops early
+// when the WAL closes.
 func (w *wal) writeZeros(f *os.File, n int64) error {
-	length := w.segmentLen()
+	length := w.zeroLen()
 	if info, err := f.Stat(); err != nil {
 		return fmt.Errorf("stat wal spare: %w", err)
 	} else if info.Size() != length {
-		n = length // from scratch, or sized for other options: all of it
+		// From scratch, sized for other options, or grown into its
+		// reserve: all of it.
+		n = length
 		if err := f.Truncate(length); err != nil {
 			return fmt.Errorf("size wal spare: %w", err)
 		}
@@ -155,6 +161,9 @@ func (w *wal) writeZeros(f *os.File, n int64) error {
 		if _, err := f.WriteAt(zeros[:min(int64(len(zeros)), n-off)], off); err != nil {
 			return fmt.Errorf("zero wal spare: %w", err)
 		}
+	}
+	if err := preallocate(f, w.segmentLen()); err != nil {
+		return fmt.Errorf("preallocate wal spare reserve: %w", err)
 	}
 	if w.noSync {
 		return nil
