@@ -70,9 +70,11 @@ func (w *wal) removeSpares() error {
 // wantSpare starts preparing a spare from src (a released segment, which
 // it then owns) or, with src nil, from scratch, unless one is ready or
 // being prepared. It reports whether it took src. Called with w.mu held.
+// Without fdatasync (Options.NoSync) a spare saves nothing, and on a tmpfs
+// data dir its zeros would be memory, so there are none.
 func (w *wal) wantSpare(src *segment) bool {
 	s := &w.spare
-	if s.ready || s.busy || s.stopped {
+	if s.ready || s.busy || s.stopped || w.noSync {
 		return false
 	}
 	s.busy = true
