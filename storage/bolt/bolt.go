@@ -240,6 +240,7 @@ func open(path string, opts Options) (b *Backend, err error) {
 	if err := b.recover(path); err != nil {
 		if b.wal != nil {
 			_ = b.wal.f.Close()
+			_ = b.wal.stopSpares()
 		}
 		_ = db.Close()
 		return nil, fmt.Errorf("open bolt store %s: %w", path, err)
@@ -286,10 +287,9 @@ func (b *Backend) recover(path string) error {
 			return err
 		}
 	}
-	if b.wal, err = openWAL(path, b.opts.WALSegmentSize, segs, b.rev.Load()); err != nil {
+	if b.wal, err = openWAL(path, b.opts.WALSegmentSize, segs, b.rev.Load(), b.opts.NoSync, b.opts.Logger); err != nil {
 		return err
 	}
-	b.wal.noSync = b.opts.NoSync
 	if err := b.markWALOpen(int64(b.wal.seq)); err != nil {
 		return err
 	}

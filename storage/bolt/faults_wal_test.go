@@ -30,6 +30,7 @@ func (b *Backend) crash() {
 	<-b.ckptD
 	b.hub.Close()
 	_ = b.wal.f.Close()
+	b.wal.haltSpares() // a killed process prepares no more (its files stay)
 	_ = b.db.Close()
 }
 
@@ -102,7 +103,7 @@ func writeAndCrash(t *testing.T, n int, segSize int64) crashedStore {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for off := 0; off < len(data); {
+		for off := 0; off < len(data) && !isZero(data[off:]); { // a zero-filled segment's zeros end it
 			payload, reason, _ := recordAt(data, off)
 			if reason != "" {
 				t.Fatalf("%s offset %d before any damage: %s", seg, off, reason)
@@ -294,10 +295,14 @@ func TestWALTornTailOfZeros(t *testing.T) {
 func TestWALMissingSegments(t *testing.T) {
 	t.Run("first of several", func(t *testing.T) {
 		cs := writeAndCrash(t, 10, 5*int64(len(testValue(0))+40))
-		if err := os.Remove(cs.segs[0]); err != nil {
+		// The first segment with acknowledged writes bbolt lacks (one
+		// before it may hold only checkpointed ones: a run moves off its
+		// first segment early, onto a zero-filled spare).
+		first := cs.records[0].seg
+		if err := os.Remove(first); err != nil {
 			t.Fatal(err)
 		}
-		checkOutcome(t, cs.path, nextSegmentStart(cs, cs.segs[0]))
+		checkOutcome(t, cs.path, nextSegmentStart(cs, first))
 	})
 	t.Run("all of them", func(t *testing.T) {
 		cs := writeAndCrash(t, 5, 1<<20)

@@ -47,7 +47,7 @@ func TestEventCodecRoundTrip(t *testing.T) {
 func TestWALStopsAtTornTail(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "x.db")
-	w, err := openWAL(db, 1<<20, nil, 0)
+	w, err := openWAL(db, 1<<20, nil, 0, false, quietLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestReplayTakesPrevFromStore(t *testing.T) {
 			if err := b.Close(); err != nil {
 				t.Fatal(err)
 			}
-			w, err := openWAL(path, 1<<20, nil, 0)
+			w, err := openWAL(path, 1<<20, nil, 0, false, quietLogger())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -35,22 +36,28 @@ type wal struct {
 	dir     string
 	maxSize int64
 	noSync  bool
+	log     *slog.Logger
 
 	// Only the writer goroutine touches these.
 	f      *os.File
 	seq    int
 	size   int64
+	filled bool // the current segment's zeros were written (walspare.go)
 	buf    []byte
 	rec    []byte // scratch for one encoded record
 	curMax int64  // last revision in the current segment
 
-	mu     sync.Mutex
-	closed []segment // full segments, oldest first
+	mu      sync.Mutex
+	closed  []segment // full segments, oldest first
+	spare   spareState
+	spareWG sync.WaitGroup // the goroutine preparing a spare
 }
 
 type segment struct {
 	path    string
 	lastRev int64
+	size    int64 // bytes of records in it
+	filled  bool  // zero-filled to zeroLen before use
 }
 
 func segmentPrefix(dbPath string) string { return dbPath + ".wal-" }
@@ -82,8 +89,11 @@ func decodePayload(p []byte) ([]walEvent, error) {
 
 // openWAL starts a fresh segment after the existing ones; the caller has
 // recovered and checkpointed those, and removes them with release.
-func openWAL(dbPath string, maxSize int64, existing []string, lastRev int64) (*wal, error) {
-	w := &wal{prefix: segmentPrefix(dbPath), dir: filepath.Dir(dbPath), maxSize: maxSize}
+func openWAL(dbPath string, maxSize int64, existing []string, lastRev int64, noSync bool, log *slog.Logger) (*wal, error) {
+	w := &wal{prefix: segmentPrefix(dbPath), dir: filepath.Dir(dbPath), maxSize: maxSize, noSync: noSync, log: log}
+	if err := w.removeSpares(); err != nil {
+		return nil, err
+	}
 	for _, p := range existing {
 		w.closed = append(w.closed, segment{path: p, lastRev: lastRev})
 		w.seq = max(w.seq, seqOf(w.prefix, p))
@@ -98,19 +108,18 @@ func openWAL(dbPath string, maxSize int64, existing []string, lastRev int64) (*w
 // full and no new segment can be made, deletes still append into it.
 func (w *wal) reserve() int64 { return min(w.maxSize/2, 16<<20) }
 
-// rotate creates the next segment, preallocated, and then closes the
+// rotate starts the next segment, the zero-filled spare when one is ready
+// (walspare.go) or else a new preallocated file, and then closes the
 // current one (if any); if the new one cannot be made, the current one
 // stays in use.
 func (w *wal) rotate() error {
 	name := fmt.Sprintf("%s%08d", w.prefix, w.seq+1)
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return fmt.Errorf("create wal segment: %w", err)
-	}
-	if err := preallocate(f, w.maxSize+w.reserve()); err != nil && w.f != nil {
-		_ = f.Close()
-		_ = os.Remove(name)
-		return fmt.Errorf("preallocate wal segment %s: %w", name, err)
+	f, filled := w.takeSpare(name)
+	if !filled {
+		var err error
+		if f, err = w.createSegment(name); err != nil {
+			return err
+		}
 	}
 	if err := syncDir(w.dir); err != nil {
 		_ = f.Close()
@@ -123,16 +132,57 @@ func (w *wal) rotate() error {
 			return fmt.Errorf("close wal segment: %w", err)
 		}
 		w.mu.Lock()
-		w.closed = append(w.closed, segment{path: w.f.Name(), lastRev: w.curMax})
+		w.closed = append(w.closed, w.current())
 		w.mu.Unlock()
 	}
 	w.seq++
-	w.f, w.size = f, 0
+	w.f, w.size, w.filled = f, 0, filled
 	return nil
 }
 
-// full reports whether the current segment has reached its size.
-func (w *wal) full() bool { return w.size >= w.maxSize }
+// createSegment creates a segment file with its room preallocated.
+func (w *wal) createSegment(name string) (*os.File, error) {
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create wal segment: %w", err)
+	}
+	if err := preallocate(f, w.segmentLen()); err != nil && w.f != nil {
+		_ = f.Close()
+		_ = os.Remove(name)
+		return nil, fmt.Errorf("preallocate wal segment %s: %w", name, err)
+	}
+	return f, nil
+}
+
+// current describes the current segment as a closed one.
+func (w *wal) current() segment {
+	return segment{path: w.f.Name(), lastRev: w.curMax, size: w.size, filled: w.filled}
+}
+
+// full reports whether the current segment has reached its size, or is
+// a fallocated one while a zero-filled spare is ready to replace it.
+func (w *wal) full() bool {
+	if w.size >= w.maxSize {
+		return true
+	}
+	if w.filled || w.size < w.spareAfter() {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.spare.ready
+}
+
+// spareAfter is how much a segment holds before a spare is zeroed from
+// scratch: a fallocated segment (the first of a run) is left early, a
+// zero-filled one when half full; a run that writes little (a one-pod
+// `batchlet run`) never zeroes one.
+func (w *wal) spareAfter() int64 {
+	if w.filled {
+		return w.maxSize / 2
+	}
+	return min(w.maxSize/2, spareEarly)
+}
 
 // append writes the events as one record and waits for fdatasync. The
 // caller rotates full segments first. A failed append is cut off again;
@@ -160,14 +210,26 @@ func (w *wal) append(events []storage.Event) (rolledBack bool, err error) {
 	}
 	w.size += int64(len(buf))
 	w.curMax = events[len(events)-1].KV.ModRevision
+	if w.size >= w.spareAfter() {
+		// Nothing released to recycle yet: the next segment is needed
+		// before long, so zero one from scratch.
+		w.mu.Lock()
+		w.wantSpare(nil)
+		w.mu.Unlock()
+	}
 	return false, nil
 }
 
 // rollBack cuts a failed record off the segment, so the next append
 // follows the last good record (a torn record followed by good ones would
-// read as damage on the next start).
+// read as damage on the next start). A zero-filled segment gets its zeros
+// back instead, keeping its length.
 func (w *wal) rollBack() bool {
-	if err := w.f.Truncate(w.size); err != nil {
+	if w.filled {
+		if _, err := w.f.WriteAt(make([]byte, len(w.buf)), w.size); err != nil {
+			return false
+		}
+	} else if err := w.f.Truncate(w.size); err != nil {
 		return false
 	}
 	if _, err := w.f.Seek(w.size, io.SeekStart); err != nil {
@@ -176,13 +238,17 @@ func (w *wal) rollBack() bool {
 	return w.noSync || fdatasync(w.f) == nil
 }
 
-// release removes the full segments whose events are all at or below rev.
+// release removes the full segments whose events are all at or below rev;
+// the newest of them becomes the next spare when none is ready.
 func (w *wal) release(rev int64) error {
 	w.mu.Lock()
 	var drop []segment
 	for len(w.closed) > 0 && w.closed[0].lastRev <= rev {
 		drop = append(drop, w.closed[0])
 		w.closed = w.closed[1:]
+	}
+	if len(drop) > 0 && w.wantSpare(&drop[len(drop)-1]) {
+		drop = drop[:len(drop)-1]
 	}
 	w.mu.Unlock()
 	var errs []error
@@ -197,10 +263,10 @@ func (w *wal) release(rev int64) error {
 // close closes the current segment and, when everything is checkpointed,
 // removes it too.
 func (w *wal) close(checkpointed int64) error {
-	err := w.f.Close()
+	err := errors.Join(w.f.Close(), w.stopSpares())
 	if w.curMax <= checkpointed {
 		w.mu.Lock()
-		w.closed = append(w.closed, segment{path: w.f.Name(), lastRev: w.curMax})
+		w.closed = append(w.closed, w.current())
 		w.mu.Unlock()
 		err = errors.Join(err, w.release(checkpointed))
 	}

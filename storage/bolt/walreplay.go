@@ -165,24 +165,65 @@ func recordAt(data []byte, off int) (payload []byte, reason string, torn bool) {
 		if crc32.Checksum(rest[8:], crcTable) == sum {
 			return nil, fmt.Sprintf("the record length field says %d bytes but the %d bytes that follow carry the record's checksum (the length is damaged)", n, len(rest)-8), false
 		}
+		if m, ok := wholeBeforeZeros(rest[8:], sum); ok {
+			return nil, lengthDamaged(n, m), false
+		}
 		return nil, fmt.Sprintf("the file ends inside a record (length %d, %d bytes present)", n, len(rest)-8), true
 	}
 	payload = rest[8 : 8+n]
 	if crc32.Checksum(payload, crcTable) == sum {
 		return payload, "", false
 	}
-	return nil, "record checksum mismatch", hasZeroSector(data, off, off+8+int(n))
+	if !hasZeroSector(data, off, off+8+int(n)) {
+		return nil, "record checksum mismatch", false
+	}
+	if m, ok := wholeBeforeZeros(payload, sum); ok {
+		return nil, lengthDamaged(n, m), false
+	}
+	return nil, "record checksum mismatch", true
+}
+
+func lengthDamaged(n int64, m int) string {
+	return fmt.Sprintf("the record length field says %d bytes but its first %d bytes, followed by zeros, carry the record's checksum (the length is damaged)", n, m)
+}
+
+// wholeBeforeZeros looks for a whole record at the start of body, the
+// bytes a record's length claims (up to the file's end): its bytes up to
+// the last nonzero one, and maybe a few zeros of its own, carry the
+// record's checksum sum, and only zeros follow. In a zero-filled segment
+// (walspare.go) a damaged length that reaches into the zeros past the end
+// of the log would otherwise read as a torn write. It returns the length
+// whose checksum matched.
+func wholeBeforeZeros(body []byte, sum uint32) (int, bool) {
+	end := len(body)
+	for end > 0 && body[end-1] == 0 {
+		end--
+	}
+	if end == 0 {
+		return 0, false // nothing but zeros: a torn write
+	}
+	crc := crc32.Checksum(body[:end], crcTable)
+	var zero [1]byte
+	for m := end; m < len(body) && m <= end+spareTailScan; m++ {
+		if crc == sum {
+			return m, true
+		}
+		crc = crc32.Update(crc, crcTable, zero[:])
+	}
+	return 0, false
 }
 
 // hasZeroSector reports whether a whole sector of data[from:to], or the
-// record's last chunk when it ends the file, reads as zeros: that is how a
-// torn write reads back after the machine crashed. (A short chunk at the
+// record's last chunk when it ends the file or only zeros follow it in its
+// sector (a zero-filled segment, walspare.go), reads as zeros: that is how
+// a torn write reads back after the machine crashed. (A short chunk at the
 // start can be the zero high bytes of the length.)
 func hasZeroSector(data []byte, from, to int) bool {
 	for start := from; start < to; {
-		end := min((start/sectorSize+1)*sectorSize, to)
+		sectorEnd := (start/sectorSize + 1) * sectorSize
+		end := min(sectorEnd, to)
 		whole := end-start == sectorSize
-		last := end == len(data) && end-start >= 8
+		last := end == to && end-start >= 8 && isZero(data[end:min(sectorEnd, len(data))])
 		if (whole || last) && isZero(data[start:end]) {
 			return true
 		}
