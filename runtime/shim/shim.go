@@ -136,7 +136,7 @@ func run(specPath string) int {
 	files := attemptFiles{lock: os.NewFile(LockFD, specPath), status: os.NewFile(StatusFD, "status"),
 		stdin: os.Stdin, teeOut: TeeOutFD, teeErr: TeeErrFD}
 	pid := os.Getpid()
-	return serve(specPath, files, pid, PidStartTime(pid))
+	return serve(specPath, files, pid, PidStartTime(pid), nil)
 }
 
 // attemptFiles are what the agent hands a shim (or the supervisor) for one
@@ -151,8 +151,10 @@ type attemptFiles struct {
 // for it and records how it ended; it returns the shim's exit code. The
 // state records are stamped with shimPid and shimStart (zero under the
 // supervisor, which must never be killed for one container). The lock is
-// released, by closing files.lock, only once the end is on record.
-func serve(specPath string, files attemptFiles, shimPid int, shimStart uint64) int {
+// released, by closing files.lock, only once the end is on record. sp, when
+// set (the supervisor's), starts the container; otherwise a thread of its
+// own does.
+func serve(specPath string, files attemptFiles, shimPid int, shimStart uint64, sp *spawner) int {
 	defer files.lock.Close()
 	status := files.status
 	defer status.Close()
@@ -184,7 +186,7 @@ func serve(specPath string, files attemptFiles, shimPid int, shimStart uint64) i
 	if err := state.write(State{Phase: PhaseStarting}); err != nil {
 		return fail(err)
 	}
-	sh, err := startShimmed(spec, files)
+	sh, err := startShimmed(spec, files, sp)
 	files.stdin.Close() // the container's now
 	if err != nil {
 		return fail(err)
@@ -284,8 +286,8 @@ type shimmed struct {
 }
 
 // startShimmed starts the container of spec with its output going to the
-// log file (and the tee descriptors).
-func startShimmed(spec Spec, files attemptFiles) (*shimmed, error) {
+// log file (and the tee descriptors), from sp's thread when set.
+func startShimmed(spec Spec, files attemptFiles, sp *spawner) (*shimmed, error) {
 	if len(spec.Argv) == 0 {
 		return nil, errors.New("no command")
 	}
@@ -311,13 +313,13 @@ func startShimmed(spec Spec, files attemptFiles) (*shimmed, error) {
 			o.Close()
 		}
 	}
-	outR, outW, err := os.Pipe()
+	outR, outW, err := childPipe()
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
 	opened = append(opened, f, outR, outW)
-	errR, errW, err := os.Pipe()
+	errR, errW, err := childPipe()
 	if err != nil {
 		closeOpened()
 		return nil, fmt.Errorf("pipe: %w", err)
@@ -327,7 +329,7 @@ func startShimmed(spec Spec, files attemptFiles) (*shimmed, error) {
 	var status *os.File
 	if spec.Init {
 		var w *os.File
-		if status, w, err = os.Pipe(); err != nil {
+		if status, w, err = childPipe(); err != nil {
 			closeOpened()
 			return nil, fmt.Errorf("pipe: %w", err)
 		}
@@ -352,9 +354,9 @@ func startShimmed(spec Spec, files attemptFiles) (*shimmed, error) {
 	}
 	onStart := func() { sh.pid, sh.pidStart = sh.proc.Pid, PidStartTime(sh.proc.Pid) }
 	if spec.Init {
-		err = StartInit(s, status, procAttr.Files[3], onStart, sh.exited)
+		err = startInit(sp, s, status, procAttr.Files[3], onStart, sh.exited)
 	} else {
-		err = startPlain(s, resolve, onStart, sh.exited)
+		err = startPlain(sp, s, resolve, onStart, sh.exited)
 	}
 	outW.Close()
 	errW.Close()
@@ -390,6 +392,23 @@ func startShimmed(spec Spec, files attemptFiles) (*shimmed, error) {
 	return sh, nil
 }
 
+// childPipe is a pipe whose write end a child inherits: the read end is
+// non-blocking, read through Go's poller, and the write end blocking and
+// never registered with it (os.Pipe registers both, and the write end is
+// set blocking again when handed to the child: system calls for nothing).
+func childPipe() (r, w *os.File, err error) {
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
+		return nil, nil, os.NewSyscallError("pipe2", err)
+	}
+	if err := syscall.SetNonblock(p[0], true); err != nil {
+		syscall.Close(p[0])
+		syscall.Close(p[1])
+		return nil, nil, os.NewSyscallError("fcntl", err)
+	}
+	return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1"), nil
+}
+
 // dedupEnv keeps the last of each variable, as os/exec does.
 func dedupEnv(env []string) []string {
 	seen := make(map[string]bool, len(env))
@@ -409,8 +428,15 @@ func dedupEnv(env []string) []string {
 
 // startPlain starts a process group of its own, waited for on a thread
 // that lives as long as it does (its parent-death signal fires when the
-// starting thread ends).
-func startPlain(s Starter, resolve func() error, onStart func(), exited chan<- struct{}) error {
+// starting thread ends), or started from sp's thread when set.
+func startPlain(sp *spawner, s Starter, resolve func() error, onStart func(), exited chan<- struct{}) error {
+	if sp != nil {
+		if err := resolve(); err != nil {
+			return err
+		}
+		s.Attr.Setpgid = true
+		return sp.start(s, onStart, exited)
+	}
 	started := make(chan error, 1)
 	OnThreadOfItsOwn(func() {
 		if err := resolve(); err != nil {
@@ -441,23 +467,33 @@ func startPlain(s Starter, resolve func() error, onStart func(), exited chan<- s
 // status, close-on-exec there), or with what the init wrote there when it
 // could not, once it has exited.
 func StartInit(s Starter, status, statusW *os.File, onStart func(), exited chan struct{}) error {
-	started := make(chan error, 1)
-	OnThreadOfItsOwn(func() {
-		s.Attr.Cloneflags |= InitCloneflags
-		s.Attr.Setsid = true
-		s.Attr.Pdeathsig = syscall.SIGKILL
-		if err := s.Start(); err != nil {
-			started <- err
-			return
-		}
-		if onStart != nil {
-			onStart()
-		}
-		started <- nil
-		s.Wait()
-		close(exited)
-	})
-	err := <-started
+	return startInit(nil, s, status, statusW, onStart, exited)
+}
+
+// startInit is StartInit, started from sp's thread when set.
+func startInit(sp *spawner, s Starter, status, statusW *os.File, onStart func(), exited chan struct{}) error {
+	s.Attr.Cloneflags |= InitCloneflags
+	s.Attr.Setsid = true
+	s.Attr.Pdeathsig = syscall.SIGKILL
+	var err error
+	if sp != nil {
+		err = sp.start(s, onStart, exited)
+	} else {
+		started := make(chan error, 1)
+		OnThreadOfItsOwn(func() {
+			if err := s.Start(); err != nil {
+				started <- err
+				return
+			}
+			if onStart != nil {
+				onStart()
+			}
+			started <- nil
+			s.Wait()
+			close(exited)
+		})
+		err = <-started
+	}
 	statusW.Close()
 	if err != nil {
 		return err

@@ -55,6 +55,7 @@ const supervisorIdleGrace = time.Minute
 type supervisor struct {
 	listener int
 	uid      int
+	spawn    *spawner
 
 	mu         sync.Mutex
 	agents     int
@@ -73,7 +74,7 @@ func supervise(sockPath string) int {
 		return 1
 	}
 	ready.Close() // EOF: listening
-	sv := &supervisor{listener: lfd, uid: os.Getuid()}
+	sv := &supervisor{listener: lfd, uid: os.Getuid(), spawn: newSpawner()}
 	time.AfterFunc(supervisorIdleGrace, sv.exitIfIdle)
 	for {
 		fd, _, err := syscall.Accept4(lfd, syscall.SOCK_CLOEXEC)
@@ -208,7 +209,7 @@ func (sv *supervisor) serveContainer(specPath string, fds []int) {
 	sv.mu.Unlock()
 	files := attemptFiles{lock: os.NewFile(uintptr(fds[0]), specPath), status: os.NewFile(uintptr(fds[1]), "status"),
 		stdin: os.NewFile(uintptr(fds[2]), "stdin"), teeOut: fds[3], teeErr: fds[4]}
-	serve(specPath, files, 0, 0)
+	serve(specPath, files, 0, 0, sv.spawn)
 	sv.mu.Lock()
 	sv.containers--
 	sv.mu.Unlock()
