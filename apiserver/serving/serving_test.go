@@ -35,13 +35,13 @@ func (c *recordingConn) Write(p []byte) (int, error) {
 
 func TestBatchConnGathersTheRecordsOfOneWrite(t *testing.T) {
 	rec := &recordingConn{}
-	c := &batchConn{Conn: rec}
+	c := &batchConn{Conn: rec, buffers: newBatchBuffers()}
 	// Outside a flushingConn write (handshake, alerts, HTTP/1.1): through.
 	_, _ = c.Write([]byte("hello"))
 	if len(rec.writes) != 1 {
 		t.Fatalf("a write outside a batch made %d writes, want 1", len(rec.writes))
 	}
-	c.begin()
+	c.begin(0, 0)
 	for _, r := range []string{"r1", "r2", "r3"} {
 		_, _ = c.Write([]byte(r))
 	}
@@ -55,7 +55,7 @@ func TestBatchConnGathersTheRecordsOfOneWrite(t *testing.T) {
 		t.Fatalf("writes %q, want [hello r1r2r3]", rec.writes)
 	}
 	// A batch larger than the limit goes out in pieces, in order.
-	c.begin()
+	c.begin(0, 0)
 	big := bytes.Repeat([]byte("x"), 16<<10)
 	for range 9 {
 		_, _ = c.Write(big)
@@ -184,6 +184,68 @@ func TestServesHTTP2AndHTTP1(t *testing.T) {
 			_ = resp.Body.Close()
 			if err != nil || !bytes.Equal(got, body) {
 				t.Fatalf("big answer: %d bytes (err %v), want the %d written", len(got), err, len(body))
+			}
+		})
+	}
+}
+
+// TestBatchWrittenWithTheWritesLastRecord checks the plaintext count on
+// real TLS records: the batch leaves when the record that carries the
+// write's last byte arrives, inside crypto/tls's Write (where a Close
+// breaks it at once), not only at end.
+func TestBatchWrittenWithTheWritesLastRecord(t *testing.T) {
+	serverCert := selfSigned(t, "server", x509.ExtKeyUsageServerAuth)
+	for _, tc := range []struct {
+		name    string
+		version uint16
+		suites  []uint16
+	}{
+		{"TLS1.3", tls.VersionTLS13, nil},
+		{"TLS1.2-AES-GCM", tls.VersionTLS12, []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256}},
+		{"TLS1.2-ChaCha20", tls.VersionTLS12, []uint16{tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sraw, craw := net.Pipe()
+			batch := &batchConn{Conn: sraw, buffers: newBatchBuffers()}
+			server := tls.Server(batch, &tls.Config{Certificates: []tls.Certificate{serverCert}, MinVersion: tc.version, MaxVersion: tc.version, CipherSuites: tc.suites})
+			client := tls.Client(craw, &tls.Config{InsecureSkipVerify: true, MinVersion: tc.version, MaxVersion: tc.version, CipherSuites: tc.suites})
+			received := make(chan []byte, 1)
+			go func() {
+				if err := client.Handshake(); err != nil {
+					received <- nil
+					return
+				}
+				b, _ := io.ReadAll(client)
+				received <- b
+			}()
+			if err := server.Handshake(); err != nil {
+				t.Fatal(err)
+			}
+			fc := newFlushingConn(server, batch)
+			if fc.overhead == 0 {
+				t.Fatalf("no record overhead known for %s", tc.name)
+			}
+			var sent []byte
+			for _, size := range []int{1, 100, 16384, 16385, 65536, 100000} {
+				p := bytes.Repeat([]byte{byte(size)}, size)
+				batch.begin(len(p), fc.overhead)
+				if _, err := server.Write(p); err != nil {
+					t.Fatal(err)
+				}
+				batch.mu.Lock()
+				left, pending := len(batch.buf), batch.pending
+				batch.mu.Unlock()
+				if left != 0 || pending != 0 {
+					t.Errorf("write of %d bytes: %d bytes still gathered, %d plaintext bytes uncounted once crypto/tls's Write returned", size, left, pending)
+				}
+				if err := batch.end(); err != nil {
+					t.Fatal(err)
+				}
+				sent = append(sent, p...)
+			}
+			_ = server.Close()
+			if got := <-received; !bytes.Equal(got, sent) {
+				t.Errorf("the client read %d bytes, want the %d written", len(got), len(sent))
 			}
 		})
 	}
