@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -50,6 +51,10 @@ type Config struct {
 	// MemProfile, when set, receives a heap profile taken when each
 	// scenario's measured part ends (named like CPUProfile's).
 	MemProfile string
+	// MemProfileAt are the numbers of succeeded pods at which the job
+	// scenarios also write a heap profile (<MemProfile's path>.<N>), to
+	// compare what the control plane holds at two sizes of one run.
+	MemProfileAt []int
 	// TerminatedPodGCThreshold is the control plane's pod GC threshold
 	// (controlplane.Options; 0: upstream's 12,500).
 	TerminatedPodGCThreshold int
@@ -280,6 +285,51 @@ func (r *runner) profilePath(path, scenario string) string {
 	}
 	ext := filepath.Ext(path)
 	return strings.TrimSuffix(path, ext) + "." + scenario + ext
+}
+
+// heapProfilesAt writes a heap profile, named <path>.<N>, as soon as
+// succeeded() reaches each of MemProfileAt's N; the returned func stops
+// watching. The profile is taken after a GC, so it shows what is live.
+func (r *runner) heapProfilesAt(name string, succeeded func() int, res *Result) (stop func()) {
+	if r.cfg.MemProfile == "" || len(r.cfg.MemProfileAt) == 0 {
+		return func() {}
+	}
+	marks := slices.Sorted(slices.Values(r.cfg.MemProfileAt))
+	var mu sync.Mutex
+	var notes []string
+	stopTicker := r.every(100*time.Millisecond, func() {
+		for len(marks) > 0 && succeeded() >= marks[0] {
+			path := fmt.Sprintf("%s.%d", r.profilePath(r.cfg.MemProfile, name), marks[0])
+			marks = marks[1:]
+			runtime.GC()
+			note := "heap profile: " + path
+			if err := writeHeapProfile(path); err != nil {
+				note = fmt.Sprintf("heap profile %s: %v", path, err)
+			}
+			r.progress("%s: %s", name, note)
+			mu.Lock()
+			notes = append(notes, note)
+			mu.Unlock()
+		}
+	})
+	return func() {
+		stopTicker()
+		mu.Lock()
+		defer mu.Unlock()
+		res.Notes = append(res.Notes, notes...)
+	}
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // heapProfile writes a heap profile for the scenario when asked, while

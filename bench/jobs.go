@@ -154,7 +154,9 @@ func (r *runner) runJob(ctx context.Context, jr jobRun) (Result, error) {
 		return res, fmt.Errorf("create job: %w", err)
 	}
 	stopReports := r.every(time.Minute, func() { r.progress("%s: %s", jr.name, obs.progress()) })
+	stopHeapProfiles := r.heapProfilesAt(jr.name, obs.succeeded, &res)
 	job, doneAt, err := obs.wait(ctx)
+	stopHeapProfiles()
 	stopReports()
 	stopProfile()
 	u2 := takeUsage()

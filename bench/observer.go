@@ -200,6 +200,14 @@ func (o *jobObserver) drainPods(n int, grace time.Duration) {
 	}
 }
 
+// succeeded is the newest Job status's succeeded count.
+func (o *jobObserver) succeeded() int {
+	if job := o.last.Load(); job != nil {
+		return int(job.Status.Succeeded)
+	}
+	return 0
+}
+
 // progress says how far the Job is, from the newest Job event seen.
 func (o *jobObserver) progress() string {
 	job := o.last.Load()

@@ -74,6 +74,7 @@ Sizes are flags, so CI can run a tiny version:
 	fl.DurationVar(&cfg.Timeout, "timeout", 0, "give up on a scenario after this long (default 30m; scale 2h)")
 	fl.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of each scenario's measured part (FILE, or FILE.<scenario> with several)")
 	fl.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile at the end of each scenario's measured part (named like --cpuprofile)")
+	fl.IntSliceVar(&cfg.MemProfileAt, "memprofile-at", nil, "job scenarios: also write a heap profile when the Job has counted each of these numbers of succeeded pods (FILE.<N>, FILE from --memprofile), to compare sizes of one run with go tool pprof -base")
 	fl.StringVar(&logLevel, "log-level", "", "show control plane logs at this level (debug, info, warn, error)")
 	return cmd
 }

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/batchlet/batchlet/results"
 )
 
 // Discoverer lists the resources a server serves (client-go's discovery
@@ -19,11 +21,16 @@ type Discoverer interface {
 	ServerPreferredResources() ([]*metav1.APIResourceList, error)
 }
 
-// ignoredResources are never watched, as upstream's garbage collector
-// ignores them: events are many and never owners.
+// ignoredResources are never watched. Events, as upstream's garbage
+// collector ignores them: they are many and never owners. ContainerResults
+// (batchlet's own CRD), as the agent writes them without owners and only
+// the retention deletes them (docs/api.md): there is one per pod, kept up
+// to 100,000, so an informer of them held memory that followed the
+// history of pods (about 0.5 KB per result) for nothing to collect.
 var ignoredResources = map[schema.GroupResource]bool{
 	{Group: "", Resource: "events"}:              true,
 	{Group: "events.k8s.io", Resource: "events"}: true,
+	results.GVR.GroupResource():                  true,
 }
 
 // monitor watches one discovered resource until cancelled.

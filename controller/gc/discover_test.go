@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batchlet/batchlet/controller/controllerctx"
+	"github.com/batchlet/batchlet/results"
 
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,6 +44,9 @@ func discoveryWith(extra ...metav1.APIResource) *fakeDiscovery {
 			{Name: "widgets", Kind: "Widget", Namespaced: true, Verbs: all},
 			{Name: "readonly", Kind: "ReadOnly", Namespaced: true, Verbs: []string{"get", "list", "watch"}},
 		}, extra...)},
+		{GroupVersion: results.GV.String(), APIResources: []metav1.APIResource{
+			{Name: results.Resource, Kind: results.Kind, Namespaced: true, Verbs: all},
+		}},
 	}}
 }
 
@@ -50,7 +54,7 @@ func TestDeletableResources(t *testing.T) {
 	c := &Controller{resources: []Resource{podsRes, jobsRes}}
 	got := c.deletableResources(discoveryWith().lists)
 	if len(got) != 1 || got[widgetsRes.GVR] != widgetsRes {
-		t.Fatalf("deletable resources = %v, want only widgets (pods configured, events ignored, subresources and read-only skipped)", got)
+		t.Fatalf("deletable resources = %v, want only widgets (pods configured, events and containerresults ignored, subresources and read-only skipped)", got)
 	}
 }
 
