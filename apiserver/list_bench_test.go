@@ -1,12 +1,9 @@
 package apiserver
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -17,7 +14,6 @@ import (
 	"github.com/batchlet/batchlet/apiserver/endpoints"
 
 	"github.com/batchlet/batchlet/apiserver/genericstore"
-	"github.com/batchlet/batchlet/apiserver/serving"
 
 	"github.com/batchlet/batchlet/storage"
 	"github.com/batchlet/batchlet/storage/bolt"
@@ -151,45 +147,6 @@ func BenchmarkListPods(b *testing.B) {
 			}
 		}
 	})
-	// As the api bench reads (into a reused buffer), from httptest's server
-	// (net/http's HTTP/2) and from one set up as the control plane's is
-	// (serving.Configure and serving.Listener): the same handler, A/B.
-	batched := batchedTLSServer(b, srv.Handler(), hs.TLS.Certificates[0])
-	for _, tc := range []struct{ name, url string }{{"https-read", hs.URL}, {"https-read-batched", batched}} {
-		bc := rest.CopyConfig(cfg)
-		bc.Host = tc.url
-		kube, err := kubernetes.NewForConfig(bc)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, accept := range []string{"json", "protobuf"} {
-			rc := kube.CoreV1().RESTClient()
-			if accept == "protobuf" {
-				pc := rest.CopyConfig(bc)
-				pc.AcceptContentTypes = runtime.ContentTypeProtobuf + ",application/json"
-				pk, err := kubernetes.NewForConfig(pc)
-				if err != nil {
-					b.Fatal(err)
-				}
-				rc = pk.CoreV1().RESTClient()
-			}
-			var buf bytes.Buffer
-			b.Run(tc.name+"-"+accept, func(b *testing.B) {
-				defer reportCPU(b)()
-				for b.Loop() {
-					rd, err := rc.Get().Namespace("default").Resource("pods").Stream(ctx)
-					if err != nil {
-						b.Fatal(err)
-					}
-					buf.Reset()
-					if _, err := buf.ReadFrom(rd); err != nil {
-						b.Fatal(err)
-					}
-					_ = rd.Close()
-				}
-			})
-		}
-	}
 	// limit=100000 takes the path of paginated lists (the whole scan
 	// before the first byte), for comparison with the streamed answer.
 	for name, limit := range map[string]string{"https-stream": "", "https-stream-limit": "100000"} {
@@ -253,22 +210,6 @@ func BenchmarkStaticH2(b *testing.B) {
 		})
 		hs.Close()
 	}
-}
-
-// batchedTLSServer serves h over TLS with cert as the control plane does
-// (serving.Configure, serving.Listener) and returns its URL.
-func batchedTLSServer(b *testing.B, h http.Handler, cert tls.Certificate) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	hs := &http.Server{Handler: h, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}}
-	if err := serving.Configure(hs, nil); err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = hs.ServeTLS(serving.Listener(ln), "", "") }()
-	b.Cleanup(func() { _ = hs.Close() })
-	return "https://" + ln.Addr().String()
 }
 
 func processCPU() time.Duration {

@@ -17,7 +17,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
 
-	"github.com/batchlet/batchlet/apiserver/serving"
 	"github.com/batchlet/batchlet/dashboard"
 	"github.com/batchlet/batchlet/pki"
 	"github.com/batchlet/batchlet/storage"
@@ -155,13 +154,6 @@ func (cp *ControlPlane) serve(handler http.Handler, bundle *pki.Bundle) error {
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          slog.NewLogLogger(cp.log.Handler(), slog.LevelDebug),
 	}
-	// HTTP/2 connections hand the kernel their TLS records in batches, not
-	// one write per 16 KB record (a list's bytes cost less CPU to send).
-	if err := serving.Configure(cp.http, nil); err != nil {
-		_ = ln.Close()
-		return err
-	}
-	ln = serving.Listener(ln)
 	go func() {
 		if err := cp.http.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			cp.log.Error("https server stopped", "err", err)
