@@ -21,7 +21,6 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -666,7 +665,7 @@ func TestInProcessPatchVersionMatchesPatch(t *testing.T) {
 
 // rvOf is obj's resourceVersion.
 func rvOf(obj runtime.Object) string {
-	m, err := apimeta.Accessor(obj)
+	m, err := meta.Accessor(obj)
 	if err != nil {
 		return "no metadata: " + err.Error()
 	}
