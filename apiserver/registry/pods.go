@@ -51,6 +51,10 @@ func Pods() *Resource {
 		},
 		Validate:           func(obj runtime.Object) field.ErrorList { return validation.ValidatePod(obj.(*corev1.Pod)) },
 		ValidateChecksMeta: true,
+		// ValidatePodUpdate* and ValidatePodStatusUpdate begin with the
+		// object-meta update checks, as upstream's (once: a second run
+		// listed each metadata error twice).
+		ValidateUpdateChecksMeta: true,
 		ValidateUpdate: func(obj, old runtime.Object) field.ErrorList {
 			return validation.ValidatePodUpdate(obj.(*corev1.Pod), old.(*corev1.Pod))
 		},
