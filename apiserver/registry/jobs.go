@@ -37,6 +37,11 @@ func Jobs() *Resource {
 		},
 		PrepareForStatusUpdate: func(obj, old runtime.Object) { obj.(*batchv1.Job).Spec = old.(*batchv1.Job).Spec },
 		Validate:               func(obj runtime.Object) field.ErrorList { return validation.ValidateJob(obj.(*batchv1.Job)) },
+		// ValidateJobUpdate and ValidateJobStatusUpdate make the object-meta
+		// update checks, in upstream's order (the new Job's checks first on
+		// a main-resource update); once: a second run listed each
+		// metadata error twice.
+		ValidateUpdateChecksMeta: true,
 		ValidateUpdate: func(obj, old runtime.Object) field.ErrorList {
 			return validation.ValidateJobUpdate(obj.(*batchv1.Job), old.(*batchv1.Job))
 		},

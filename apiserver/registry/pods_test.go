@@ -9,9 +9,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// A pod update is defaulted as before (the defaults of the whole spec),
-// without writing into the stored pod it may share memory with: a spec the
-// update left as it was stays shared when already defaulted.
+// A pod update that changes the spec is defaulted as before (the defaults
+// of the whole spec), without writing into the stored pod it may share
+// memory with; a spec the update left as it was stays shared and is not
+// defaulted again, even when stored before a default existed (defaulting it
+// made the update a forbidden spec change).
 func TestPodPrepareForUpdateCopiesOnWrite(t *testing.T) {
 	defaulted := func() *corev1.Pod {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"},
@@ -29,10 +31,10 @@ func TestPodPrepareForUpdateCopiesOnWrite(t *testing.T) {
 		name       string
 		old        *corev1.Pod
 		edit       func(shallow *corev1.Pod)
-		wantShared bool
+		wantShared bool // the spec stays the stored one, as stored
 	}{
 		{"metadata patch of a defaulted pod", defaulted(), func(p *corev1.Pod) { p.Labels = map[string]string{"a": "b"} }, true},
-		{"metadata patch of a pod missing defaults", undefaulted(), func(p *corev1.Pod) { p.Labels = map[string]string{"a": "b"} }, false},
+		{"metadata patch of a pod missing defaults", undefaulted(), func(p *corev1.Pod) { p.Labels = map[string]string{"a": "b"} }, true},
 		{"spec patch sharing the containers", undefaulted(), func(p *corev1.Pod) { p.Spec.ActiveDeadlineSeconds = new(int64) }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -41,7 +43,9 @@ func TestPodPrepareForUpdateCopiesOnWrite(t *testing.T) {
 			tc.edit(&obj)
 			want := obj.DeepCopy() // the old path: defaults on a private copy
 			want.Status = before.Status
-			defaults.PodSpec(&want.Spec)
+			if !tc.wantShared {
+				defaults.PodSpec(&want.Spec)
+			}
 
 			Pods().PrepareForUpdate(&obj, tc.old)
 
@@ -49,7 +53,7 @@ func TestPodPrepareForUpdateCopiesOnWrite(t *testing.T) {
 				t.Fatal("the stored pod was written to")
 			}
 			if !equality.Semantic.DeepEqual(&obj, want) {
-				t.Errorf("prepared pod differs from the defaulted copy:\n got %+v\nwant %+v", obj.Spec, want.Spec)
+				t.Errorf("prepared pod differs from the expected copy:\n got %+v\nwant %+v", obj.Spec, want.Spec)
 			}
 			if got := sameSpecMemory(&obj.Spec, &tc.old.Spec); got != tc.wantShared {
 				t.Errorf("spec shared = %v, want %v", got, tc.wantShared)

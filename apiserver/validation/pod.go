@@ -75,6 +75,25 @@ func ValidatePodUpdateSpecKnown(newPod, oldPod *corev1.Pod, specEqual bool) fiel
 	return allErrs
 }
 
+// ValidatePodUpdateStoredSpec is ValidatePodUpdate for an update whose spec
+// is the stored pod's own (the same memory: a metadata patch of the shared
+// current pod), with the same answer for every spec this server stores.
+// The update checks compare the spec with itself, so they fail only for
+// what ValidatePodSpec already rejects (an empty image, an out-of-range
+// activeDeadlineSeconds, invalid tolerations); and ValidatePodSpec of a
+// stored spec finds nothing, because every write that stores a pod spec
+// validated it (create, a spec update) except binding, which sets
+// spec.nodeName unchecked: that field is checked here, in the place
+// ValidatePodSpec reports it. A spec stored under other rules (an older
+// version, a restored backup) is not checked again; kube-apiserver
+// ratchets most rules for an unchanged spec too. The metadata checks run
+// in full: they can fail.
+func ValidatePodUpdateStoredSpec(newPod, oldPod *corev1.Pod) field.ErrorList {
+	allErrs := ValidateObjectMetaUpdate(&newPod.ObjectMeta, &oldPod.ObjectMeta, field.NewPath("metadata"))
+	allErrs = append(allErrs, validateObjectMetaOfUpdate(&newPod.ObjectMeta, &oldPod.ObjectMeta, true, true, field.NewPath("metadata"))...)
+	return append(allErrs, validateNodeName(newPod.Spec.NodeName, field.NewPath("spec", "nodeName"))...)
+}
+
 // mungePodSpec returns the new spec with every mutable field reset to the
 // old value, so that what remains different is forbidden.
 func mungePodSpec(newSpec, oldSpec *corev1.PodSpec) *corev1.PodSpec {

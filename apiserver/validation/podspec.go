@@ -42,11 +42,7 @@ func ValidatePodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList 
 			allErrs = append(allErrs, field.Invalid(fldPath.Child("serviceAccountName"), spec.ServiceAccountName, msg))
 		}
 	}
-	if spec.NodeName != "" {
-		for _, msg := range dnsSubdomainNameMsgs(spec.NodeName) {
-			allErrs = append(allErrs, field.Invalid(fldPath.Child("nodeName"), spec.NodeName, msg))
-		}
-	}
+	allErrs = append(allErrs, validateNodeName(spec.NodeName, fldPath.Child("nodeName"))...)
 	if spec.ActiveDeadlineSeconds != nil {
 		if v := *spec.ActiveDeadlineSeconds; v < 1 || v > math.MaxInt32 {
 			allErrs = append(allErrs, field.Invalid(fldPath.Child("activeDeadlineSeconds"), v, validation.InclusiveRangeError(1, math.MaxInt32)))
@@ -204,3 +200,17 @@ func volumeSourceNames(s *corev1.VolumeSource) []string {
 }
 
 func trimmed(s string) bool { return strings.TrimSpace(s) == s }
+
+// validateNodeName checks spec.nodeName, which binding sets without
+// validating it (as kube-apiserver's binding), so that a stored spec can
+// fail this rule alone.
+func validateNodeName(name string, fldPath *field.Path) field.ErrorList {
+	if name == "" {
+		return nil
+	}
+	var allErrs field.ErrorList
+	for _, msg := range dnsSubdomainNameMsgs(name) {
+		allErrs = append(allErrs, field.Invalid(fldPath, name, msg))
+	}
+	return allErrs
+}

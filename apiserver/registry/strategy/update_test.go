@@ -1,12 +1,17 @@
 package strategy
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/batchlet/batchlet/apiserver/genericstore"
 	"github.com/batchlet/batchlet/apiserver/registry"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -116,5 +121,46 @@ func BenchmarkSpecsDiffer(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// An immutable-metadata error of an update is listed once, as
+// kube-apiserver lists it: the resource's own update validation makes the
+// object-meta update checks, the strategy does not make them again. (An
+// invalid label is listed twice on a pod or Job update, by upstream too:
+// its update validation checks the new metadata and the update.)
+func TestUpdateListsMetadataErrorsOnce(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(epoch)
+	pod := testPod("p")
+	For(registry.Pods(), clk).PrepareForCreate(pod)
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "default"},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
+	For(registry.Jobs(), clk).PrepareForCreate(job)
+	for _, tc := range []struct {
+		name string
+		res  *registry.Resource
+		old  runtime.Object
+	}{{"pod", registry.Pods(), pod}, {"job", registry.Jobs(), job}} {
+		for _, mode := range []Mode{Main, Status} {
+			t.Run(fmt.Sprintf("%s/mode %d", tc.name, mode), func(t *testing.T) {
+				old := tc.old.DeepCopyObject()
+				genericstore.Accessor(old).SetUID("uid-1")
+				obj := old.DeepCopyObject()
+				genericstore.Accessor(obj).SetUID("client")
+				st := For(tc.res, clk)
+				errs := st.ValidateUpdate(obj, old, mode, st.PrepareForUpdate(obj, old, mode))
+				seen := map[string]bool{}
+				for _, e := range errs {
+					if seen[e.Error()] {
+						t.Errorf("%q listed twice in %v", e.Error(), errs)
+					}
+					seen[e.Error()] = true
+				}
+				if !seen[`metadata.uid: Invalid value: "client": field is immutable`] {
+					t.Errorf("errors %v lack the immutable uid", errs)
+				}
+			})
+		}
 	}
 }
