@@ -43,6 +43,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -207,10 +208,10 @@ func serve(specPath string, files attemptFiles, shimPid int, shimStart uint64, s
 	case <-t.C: // a background child holds the pipe
 	}
 	st.Phase, st.FinishedAt = PhaseExited, time.Now().UTC()
-	if sh.state != nil {
-		st.ExitCode = sh.state.ExitCode()
-		if ws, ok := sh.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			st.Signal = int(ws.Signal())
+	if sh.status != nil {
+		st.ExitCode = sh.status.ExitStatus() // -1 when signalled, as os.ProcessState.ExitCode
+		if sh.status.Signaled() {
+			st.Signal = int(sh.status.Signal())
 		}
 	}
 	if err := state.write(st); err != nil {
@@ -275,10 +276,10 @@ func (s *stateFile) write(st State) error {
 
 // shimmed is the container a shim started.
 type shimmed struct {
-	argv     []string
-	path     string
-	proc     *os.Process
-	state    *os.ProcessState
+	argv []string
+	path string
+	// status is how the container ended; nil when it could not be waited for.
+	status   *syscall.WaitStatus
 	pid      int
 	pidStart uint64
 	exited   chan struct{}
@@ -340,10 +341,10 @@ func startShimmed(spec Spec, files attemptFiles, sp *spawner) (*shimmed, error) 
 	}
 	s := Starter{Attr: attr,
 		Start: func() (err error) {
-			sh.proc, err = os.StartProcess(sh.path, sh.argv, procAttr)
+			sh.pid, err = startProcess(sh.path, sh.argv, procAttr)
 			return err
 		},
-		Wait: func() { sh.state, _ = sh.proc.Wait() }}
+		Wait: func() { sh.status = waitPid(sh.pid) }}
 	resolve := func() error {
 		path, err := LookPath(sh.argv[0], pathOf(spec.Env), spec.WorkDir)
 		if err != nil {
@@ -352,7 +353,7 @@ func startShimmed(spec Spec, files attemptFiles, sp *spawner) (*shimmed, error) 
 		sh.path = path
 		return nil
 	}
-	onStart := func() { sh.pid, sh.pidStart = sh.proc.Pid, PidStartTime(sh.proc.Pid) }
+	onStart := func() { sh.pidStart = PidStartTime(sh.pid) }
 	if spec.Init {
 		err = startInit(sp, s, status, procAttr.Files[3], onStart, sh.exited)
 	} else {
@@ -390,6 +391,45 @@ func startShimmed(spec Spec, files attemptFiles, sp *spawner) (*shimmed, error) 
 		close(sh.drained)
 	}()
 	return sh, nil
+}
+
+// startProcess is os.StartProcess without the pidfd Go opens for each child
+// it starts (Linux 5.4 and later): the container is waited for by its pid
+// (waitPid), which is not reused before that wait, so the descriptor buys
+// nothing here, and each descriptor the supervisor holds while a container
+// runs is copied into, then closed in, every container it starts. The
+// descriptors, environment and error ("fork/exec <path>: <errno>") are
+// os.StartProcess's.
+func startProcess(path string, argv []string, attr *os.ProcAttr) (int, error) {
+	env := attr.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	files := make([]uintptr, len(attr.Files))
+	for i, f := range attr.Files {
+		files[i] = f.Fd() // blocking again, as os.StartProcess makes it
+	}
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Dir: attr.Dir, Env: env, Files: files, Sys: attr.Sys})
+	runtime.KeepAlive(attr.Files) // their finalizers must not close them before the start
+	if err != nil {
+		return 0, &os.PathError{Op: "fork/exec", Path: path, Err: err}
+	}
+	return pid, nil
+}
+
+// waitPid waits for child pid to end; nil when it cannot (it was never
+// this process's child, or was already waited for).
+func waitPid(pid int) *syscall.WaitStatus {
+	for {
+		var ws syscall.WaitStatus
+		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		if err == nil {
+			return &ws
+		}
+		if err != syscall.EINTR {
+			return nil
+		}
+	}
 }
 
 // childPipe is a pipe whose write end a child inherits: the read end is
