@@ -159,16 +159,16 @@ func serve(specPath string, files attemptFiles, shimPid int, shimStart uint64, s
 	defer files.lock.Close()
 	status := files.status
 	defer status.Close()
-	// The state file stays open: once the pod's directory is removed
-	// (the pod deleted), later records go nowhere instead of making files
-	// in a directory being removed.
+	// Once the pod's directory is removed (the pod deleted), later records
+	// go nowhere instead of making files in a directory being removed
+	// (stateFile.write).
 	state, err := openState(strings.TrimSuffix(specPath, ".shim"))
 	if err != nil {
 		fmt.Fprint(status, err.Error())
 		files.closeTees()
 		return 1
 	}
-	defer state.f.Close()
+	defer state.close()
 	state.shimPid, state.shimStart = shimPid, shimStart
 	fail := func(err error) int {
 		_ = state.write(State{Phase: PhaseExited, ExitCode: 128, StartError: err.Error(), FinishedAt: time.Now().UTC()})
@@ -197,6 +197,10 @@ func serve(specPath string, files attemptFiles, shimPid int, shimStart uint64, s
 		// The container runs; an adopting agent counts it as lost.
 		fmt.Fprint(os.Stderr, err)
 	}
+	// Nothing more is written until the container ends: the file is
+	// reopened then (stateFile.write), so that a running container costs
+	// the supervisor one descriptor fewer, which every start copies.
+	state.close()
 	b, _ = json.Marshal(st)
 	_, _ = status.Write(b)
 	status.Close()
@@ -235,9 +239,11 @@ func setName(name string) {
 	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_NAME, uintptr(unsafe.Pointer(&b[0])), 0)
 }
 
-// stateFile is an open state file; shimPid and shimStart, when set,
-// identify the shim that writes it. size is the length of its last record.
+// stateFile is a state file, created empty by openState and open (f) until
+// close; shimPid and shimStart, when set, identify the shim that writes it.
+// size is the length of its last record.
 type stateFile struct {
+	path      string
 	f         *os.File
 	shimPid   int
 	shimStart uint64
@@ -245,22 +251,46 @@ type stateFile struct {
 }
 
 func openState(base string) (*stateFile, error) {
-	f, err := os.OpenFile(base+".state", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	path := base + ".state"
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open shim state: %w", err)
 	}
-	return &stateFile{f: f}, nil
+	return &stateFile{path: path, f: f}, nil
+}
+
+// close closes the file; a later write opens it again.
+func (s *stateFile) close() {
+	if s.f != nil {
+		s.f.Close()
+		s.f = nil
+	}
 }
 
 // write rewrites the state in place (see ReadState); a shim stamps it with
 // its own pid and start time. The records of an attempt grow (starting,
 // running, exited), so the file is truncated only after a shorter one: a
 // truncation costs the file system far more than the write.
+//
+// A closed file is opened again, never created: once the attempt's
+// directory is removed (the pod deleted) the record goes nowhere, as it did
+// through a file kept open, instead of making files in a directory being
+// removed.
 func (s *stateFile) write(st State) error {
 	st.ShimPid, st.ShimStart = s.shimPid, s.shimStart
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err
+	}
+	if s.f == nil {
+		f, err := os.OpenFile(s.path, os.O_WRONLY, 0)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("write shim state: %w", err)
+		}
+		s.f = f
 	}
 	if _, err := s.f.WriteAt(b, 0); err != nil {
 		return fmt.Errorf("write shim state: %w", err)
