@@ -322,8 +322,7 @@ func startShimmed(spec Spec, files attemptFiles, sp *spawner) (*shimmed, error) 
 	if len(spec.Argv) == 0 {
 		return nil, errors.New("no command")
 	}
-	f, err := os.OpenFile(spec.LogPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
+	if err := createLog(spec.LogPath); err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
 	}
 	sh := &shimmed{argv: spec.Argv, path: spec.Argv[0], exited: make(chan struct{}), drained: make(chan struct{})}
@@ -346,10 +345,9 @@ func startShimmed(spec Spec, files attemptFiles, sp *spawner) (*shimmed, error) 
 	}
 	outR, outW, err := childPipe()
 	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
-	opened = append(opened, f, outR, outW)
+	opened = append(opened, outR, outW)
 	errR, errW, err := childPipe()
 	if err != nil {
 		closeOpened()
@@ -399,7 +397,7 @@ func startShimmed(spec Spec, files attemptFiles, sp *spawner) (*shimmed, error) 
 	for _, t := range tees {
 		_ = syscall.SetNonblock(t.fd, true)
 	}
-	lf := &LogFile{F: f, Now: time.Now, Tee: func(stream string, p []byte) {
+	lf := &LogFile{Open: openLog(spec.LogPath), Now: time.Now, Tee: func(stream string, p []byte) {
 		if stream == "stdout" {
 			tees[0].write(p)
 		} else {
@@ -416,7 +414,7 @@ func startShimmed(spec Spec, files attemptFiles, sp *spawner) (*shimmed, error) 
 		lf.CopyLines("stderr", bufio.NewReaderSize(errR, MaxLogLine))
 		errR.Close()
 		<-stdoutDone
-		f.Close()
+		lf.Close()
 		files.closeTees()
 		close(sh.drained)
 	}()
@@ -460,6 +458,27 @@ func waitPid(pid int) *syscall.WaitStatus {
 			return nil
 		}
 	}
+}
+
+// createLog makes the container's (empty) log file, there from the start
+// for its readers. The container's output copy opens it only at its first
+// entry (openLog): a container that writes nothing, or nothing yet, holds
+// no descriptor of it in the supervisor, where every descriptor held is
+// copied into, then closed in, each container it starts.
+func createLog(path string) error {
+	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_APPEND|syscall.O_CLOEXEC, 0o644)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return syscall.Close(fd)
+}
+
+// openLog opens the log file createLog made, never creating it: once the
+// pod's directory is removed (the pod deleted) the output goes nowhere, as
+// it did through a file opened at the start, instead of making files in a
+// directory being removed.
+func openLog(path string) func() (*os.File, error) {
+	return func() (*os.File, error) { return os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0) }
 }
 
 // childPipe is a pipe whose write end a child inherits: the read end is
