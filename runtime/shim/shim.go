@@ -43,6 +43,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -158,16 +159,16 @@ func serve(specPath string, files attemptFiles, shimPid int, shimStart uint64, s
 	defer files.lock.Close()
 	status := files.status
 	defer status.Close()
-	// The state file stays open: once the pod's directory is removed
-	// (the pod deleted), later records go nowhere instead of making files
-	// in a directory being removed.
+	// Once the pod's directory is removed (the pod deleted), later records
+	// go nowhere instead of making files in a directory being removed
+	// (stateFile.write).
 	state, err := openState(strings.TrimSuffix(specPath, ".shim"))
 	if err != nil {
 		fmt.Fprint(status, err.Error())
 		files.closeTees()
 		return 1
 	}
-	defer state.f.Close()
+	defer state.close()
 	state.shimPid, state.shimStart = shimPid, shimStart
 	fail := func(err error) int {
 		_ = state.write(State{Phase: PhaseExited, ExitCode: 128, StartError: err.Error(), FinishedAt: time.Now().UTC()})
@@ -196,6 +197,10 @@ func serve(specPath string, files attemptFiles, shimPid int, shimStart uint64, s
 		// The container runs; an adopting agent counts it as lost.
 		fmt.Fprint(os.Stderr, err)
 	}
+	// Nothing more is written until the container ends: the file is
+	// reopened then (stateFile.write), so that a running container costs
+	// the supervisor one descriptor fewer, which every start copies.
+	state.close()
 	b, _ = json.Marshal(st)
 	_, _ = status.Write(b)
 	status.Close()
@@ -207,10 +212,10 @@ func serve(specPath string, files attemptFiles, shimPid int, shimStart uint64, s
 	case <-t.C: // a background child holds the pipe
 	}
 	st.Phase, st.FinishedAt = PhaseExited, time.Now().UTC()
-	if sh.state != nil {
-		st.ExitCode = sh.state.ExitCode()
-		if ws, ok := sh.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			st.Signal = int(ws.Signal())
+	if sh.status != nil {
+		st.ExitCode = sh.status.ExitStatus() // -1 when signalled, as os.ProcessState.ExitCode
+		if sh.status.Signaled() {
+			st.Signal = int(sh.status.Signal())
 		}
 	}
 	if err := state.write(st); err != nil {
@@ -234,9 +239,11 @@ func setName(name string) {
 	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_NAME, uintptr(unsafe.Pointer(&b[0])), 0)
 }
 
-// stateFile is an open state file; shimPid and shimStart, when set,
-// identify the shim that writes it. size is the length of its last record.
+// stateFile is a state file, created empty by openState and open (f) until
+// close; shimPid and shimStart, when set, identify the shim that writes it.
+// size is the length of its last record.
 type stateFile struct {
+	path      string
 	f         *os.File
 	shimPid   int
 	shimStart uint64
@@ -244,22 +251,46 @@ type stateFile struct {
 }
 
 func openState(base string) (*stateFile, error) {
-	f, err := os.OpenFile(base+".state", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	path := base + ".state"
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open shim state: %w", err)
 	}
-	return &stateFile{f: f}, nil
+	return &stateFile{path: path, f: f}, nil
+}
+
+// close closes the file; a later write opens it again.
+func (s *stateFile) close() {
+	if s.f != nil {
+		s.f.Close()
+		s.f = nil
+	}
 }
 
 // write rewrites the state in place (see ReadState); a shim stamps it with
 // its own pid and start time. The records of an attempt grow (starting,
 // running, exited), so the file is truncated only after a shorter one: a
 // truncation costs the file system far more than the write.
+//
+// A closed file is opened again, never created: once the attempt's
+// directory is removed (the pod deleted) the record goes nowhere, as it did
+// through a file kept open, instead of making files in a directory being
+// removed.
 func (s *stateFile) write(st State) error {
 	st.ShimPid, st.ShimStart = s.shimPid, s.shimStart
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err
+	}
+	if s.f == nil {
+		f, err := os.OpenFile(s.path, os.O_WRONLY, 0)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("write shim state: %w", err)
+		}
+		s.f = f
 	}
 	if _, err := s.f.WriteAt(b, 0); err != nil {
 		return fmt.Errorf("write shim state: %w", err)
@@ -275,10 +306,10 @@ func (s *stateFile) write(st State) error {
 
 // shimmed is the container a shim started.
 type shimmed struct {
-	argv     []string
-	path     string
-	proc     *os.Process
-	state    *os.ProcessState
+	argv []string
+	path string
+	// status is how the container ended; nil when it could not be waited for.
+	status   *syscall.WaitStatus
 	pid      int
 	pidStart uint64
 	exited   chan struct{}
@@ -291,8 +322,7 @@ func startShimmed(spec Spec, files attemptFiles, sp *spawner) (*shimmed, error) 
 	if len(spec.Argv) == 0 {
 		return nil, errors.New("no command")
 	}
-	f, err := os.OpenFile(spec.LogPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
+	if err := createLog(spec.LogPath); err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
 	}
 	sh := &shimmed{argv: spec.Argv, path: spec.Argv[0], exited: make(chan struct{}), drained: make(chan struct{})}
@@ -315,10 +345,9 @@ func startShimmed(spec Spec, files attemptFiles, sp *spawner) (*shimmed, error) 
 	}
 	outR, outW, err := childPipe()
 	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
-	opened = append(opened, f, outR, outW)
+	opened = append(opened, outR, outW)
 	errR, errW, err := childPipe()
 	if err != nil {
 		closeOpened()
@@ -340,10 +369,10 @@ func startShimmed(spec Spec, files attemptFiles, sp *spawner) (*shimmed, error) 
 	}
 	s := Starter{Attr: attr,
 		Start: func() (err error) {
-			sh.proc, err = os.StartProcess(sh.path, sh.argv, procAttr)
+			sh.pid, err = startProcess(sh.path, sh.argv, procAttr)
 			return err
 		},
-		Wait: func() { sh.state, _ = sh.proc.Wait() }}
+		Wait: func() { sh.status = waitPid(sh.pid) }}
 	resolve := func() error {
 		path, err := LookPath(sh.argv[0], pathOf(spec.Env), spec.WorkDir)
 		if err != nil {
@@ -352,7 +381,7 @@ func startShimmed(spec Spec, files attemptFiles, sp *spawner) (*shimmed, error) 
 		sh.path = path
 		return nil
 	}
-	onStart := func() { sh.pid, sh.pidStart = sh.proc.Pid, PidStartTime(sh.proc.Pid) }
+	onStart := func() { sh.pidStart = PidStartTime(sh.pid) }
 	if spec.Init {
 		err = startInit(sp, s, status, procAttr.Files[3], onStart, sh.exited)
 	} else {
@@ -368,7 +397,7 @@ func startShimmed(spec Spec, files attemptFiles, sp *spawner) (*shimmed, error) 
 	for _, t := range tees {
 		_ = syscall.SetNonblock(t.fd, true)
 	}
-	lf := &LogFile{F: f, Now: time.Now, Tee: func(stream string, p []byte) {
+	lf := &LogFile{Open: openLog(spec.LogPath), Now: time.Now, Tee: func(stream string, p []byte) {
 		if stream == "stdout" {
 			tees[0].write(p)
 		} else {
@@ -385,11 +414,71 @@ func startShimmed(spec Spec, files attemptFiles, sp *spawner) (*shimmed, error) 
 		lf.CopyLines("stderr", bufio.NewReaderSize(errR, MaxLogLine))
 		errR.Close()
 		<-stdoutDone
-		f.Close()
+		lf.Close()
 		files.closeTees()
 		close(sh.drained)
 	}()
 	return sh, nil
+}
+
+// startProcess is os.StartProcess without the pidfd Go opens for each child
+// it starts (Linux 5.4 and later): the container is waited for by its pid
+// (waitPid), which is not reused before that wait, so the descriptor buys
+// nothing here, and each descriptor the supervisor holds while a container
+// runs is copied into, then closed in, every container it starts. The
+// descriptors, environment and error ("fork/exec <path>: <errno>") are
+// os.StartProcess's.
+func startProcess(path string, argv []string, attr *os.ProcAttr) (int, error) {
+	env := attr.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	files := make([]uintptr, len(attr.Files))
+	for i, f := range attr.Files {
+		files[i] = f.Fd() // blocking again, as os.StartProcess makes it
+	}
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Dir: attr.Dir, Env: env, Files: files, Sys: attr.Sys})
+	runtime.KeepAlive(attr.Files) // their finalizers must not close them before the start
+	if err != nil {
+		return 0, &os.PathError{Op: "fork/exec", Path: path, Err: err}
+	}
+	return pid, nil
+}
+
+// waitPid waits for child pid to end; nil when it cannot (it was never
+// this process's child, or was already waited for).
+func waitPid(pid int) *syscall.WaitStatus {
+	for {
+		var ws syscall.WaitStatus
+		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		if err == nil {
+			return &ws
+		}
+		if err != syscall.EINTR {
+			return nil
+		}
+	}
+}
+
+// createLog makes the container's (empty) log file, there from the start
+// for its readers. The container's output copy opens it only at its first
+// entry (openLog): a container that writes nothing, or nothing yet, holds
+// no descriptor of it in the supervisor, where every descriptor held is
+// copied into, then closed in, each container it starts.
+func createLog(path string) error {
+	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_APPEND|syscall.O_CLOEXEC, 0o644)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return syscall.Close(fd)
+}
+
+// openLog opens the log file createLog made, never creating it: once the
+// pod's directory is removed (the pod deleted) the output goes nowhere, as
+// it did through a file opened at the start, instead of making files in a
+// directory being removed.
+func openLog(path string) func() (*os.File, error) {
+	return func() (*os.File, error) { return os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0) }
 }
 
 // childPipe is a pipe whose write end a child inherits: the read end is

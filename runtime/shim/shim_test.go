@@ -98,3 +98,42 @@ func TestStateRewrittenInPlace(t *testing.T) {
 		}
 	}
 }
+
+// A shim closes its state file while the container runs and opens it again
+// for the end's record, which replaces the running one whole; once the
+// attempt's directory is gone the record goes nowhere and makes no file.
+func TestStateReopenedForTheEnd(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "pod")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Join(dir, "main.0")
+	s, err := openState(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	s.shimPid = 42
+	end := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	running := State{Phase: PhaseRunning, Pid: 12345, PidStart: 987654321, StartedAt: end.Add(-time.Minute)}
+	exited := State{Phase: PhaseExited, ExitCode: 3, FinishedAt: end}
+	for _, st := range []State{running, exited} {
+		if err := s.write(st); err != nil {
+			t.Fatal(err)
+		}
+		s.close()
+		got, err := ReadState(base)
+		if err != nil || got.Phase != st.Phase || got.ExitCode != st.ExitCode || got.Pid != st.Pid || !got.FinishedAt.Equal(st.FinishedAt) || got.ShimPid != 42 {
+			t.Fatalf("read %+v, %v; want %+v from shim 42", got, err, st)
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.write(exited); err != nil {
+		t.Fatalf("record of a removed attempt: %v", err)
+	}
+	if _, err := os.Stat(base + ".state"); !os.IsNotExist(err) {
+		t.Fatalf("the record of a removed attempt made a file: %v", err)
+	}
+}
