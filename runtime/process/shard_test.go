@@ -17,12 +17,12 @@ import (
 // A restarted runtime finds its pods by their shard: the hash must not
 // change between versions.
 func TestShardIndexStable(t *testing.T) {
-	for uid, want := range map[types.UID]int{"7c9e6679-7425-40de-944b-e07fc1f90ae7": 147, "a": 44} {
+	for uid, want := range map[types.UID]int{"7c9e6679-7425-40de-944b-e07fc1f90ae7": 147, "a": 300} {
 		if got := shardIndex(uid); got != want {
 			t.Errorf("shardIndex(%q) = %d, want %d", uid, got, want)
 		}
 	}
-	for name, want := range map[string]bool{"00": true, "9f": true, "ff": true, "FF": false, "0": false, "0g": false, ".spare": false} {
+	for name, want := range map[string]bool{"000": true, "09f": true, "7ff": true, "7FF": false, "00": false, "0g0": false, ".spare": false} {
 		if got := isShardName(name); got != want {
 			t.Errorf("isShardName(%q) = %v", name, got)
 		}
