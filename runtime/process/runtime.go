@@ -415,10 +415,11 @@ const fsTopdirFlag = 0x00020000
 // spreadPodDirs marks root as the top of unrelated directory hierarchies
 // (chattr +T), which ext4's allocator takes as a hint to spread the pod
 // directories' shards (podShardCount), and so the pods, over its block
-// groups instead of packing them into the root's. Without a journal, ext4 scans a group's recently deleted inodes on
-// every inode it allocates there, so packed pods pay for every pod deleted
-// in the last minutes; spread, each group holds few of them. Filesystems
-// without the flag refuse it, which changes nothing.
+// groups instead of packing them into the root's. Without a journal, ext4
+// scans a group's recently deleted inodes on every inode it allocates
+// there, so packed pods pay for every pod deleted in the last minutes;
+// spread, each group holds few of them. Filesystems without the flag
+// refuse it, which changes nothing.
 func spreadPodDirs(root string) {
 	f, err := os.Open(root)
 	if err != nil {
