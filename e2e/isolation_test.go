@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,7 +36,10 @@ spec:
 		t.Fatalf("apply victim: %v\n%s", err, out)
 	}
 	s.kubectl("wait", "--for=condition=Ready", "pod/victim", "--timeout=60s")
-	victimDir := filepath.Join(s.dataDir, "pods", s.jsonpath("pod/victim", "{.metadata.uid}"))
+	victimDir := s.podDir(s.jsonpath("pod/victim", "{.metadata.uid}"))
+	if _, err := os.Stat(victimDir); err != nil {
+		t.Fatalf("the victim's pod directory: %v", err) // else every path below is denied for not existing
+	}
 	viaHostTmp := func(p string) string { return containerinit.InPod(p) }
 	paths := []string{
 		s.dataDir, filepath.Join(s.dataDir, "token"), filepath.Join(s.dataDir, "ca.key"), filepath.Join(s.dataDir, "kubeconfig"),

@@ -46,8 +46,17 @@ func (s *server) sigterm(t *testing.T) {
 // attemptState is the state file the shim of a pod's container's first
 // attempt writes.
 func (s *server) attemptState(uid, container string) string {
-	b, _ := os.ReadFile(filepath.Join(s.dataDir, "pods", uid, container+".0.state"))
+	b, _ := os.ReadFile(filepath.Join(s.podDir(uid), container+".0.state"))
 	return string(b)
+}
+
+// podDir is the directory of the pod uid in the server's data dir:
+// pods/<shard>/<uid>, else pods/<uid> (an earlier version's layout).
+func (s *server) podDir(uid string) string {
+	if dirs, _ := filepath.Glob(filepath.Join(s.dataDir, "pods", "*", uid)); len(dirs) == 1 {
+		return dirs[0]
+	}
+	return filepath.Join(s.dataDir, "pods", uid)
 }
 
 // waitFile waits for a file the pods write on the host.

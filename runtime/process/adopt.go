@@ -351,18 +351,17 @@ func (p *pod) lostAttempt(c *ctr, a *adoption) int32 {
 // directories of pods absent from pods once their shims are gone, in the
 // background.
 func (r *Runtime) ReapOrphans(pods map[types.UID]bool) {
-	entries, err := os.ReadDir(r.cfg.RootDir)
+	onDisk, err := r.podDirsOnDisk()
 	if err != nil {
 		r.log.Info("read runtime root to reap orphaned containers", "err", err.Error())
 		return
 	}
-	for _, e := range entries {
-		uid := types.UID(e.Name())
+	for _, pd := range onDisk {
+		uid, dir := pd.uid, pd.dir
 		mayRun, known := pods[uid]
-		if !e.IsDir() || mayRun {
+		if mayRun {
 			continue
 		}
-		dir := filepath.Join(r.cfg.RootDir, e.Name())
 		last, err := recordedAttempts(dir)
 		if err != nil || len(last) == 0 {
 			continue // not a pod directory of this runtime's shims

@@ -192,6 +192,9 @@ func (p *pod) run() {
 // makes nothing the pod does not use and stats nothing first; the log files
 // come with each attempt (createLog).
 func (p *pod) setup() error {
+	if err := p.rt.makePodShard(p.api.UID); err != nil {
+		return err
+	}
 	made, haveTmp, haveWork := p.takeSpareDir()
 	if !made {
 		if err := makeDir(p.dir, 0o755); err != nil {

@@ -99,6 +99,11 @@ type Runtime struct {
 	helperFile *os.File
 	// files writes the pods' set-up files.
 	files fileWriter
+	// legacyPods are the pods whose directories an earlier version made
+	// directly in the RootDir; read-only after New.
+	legacyPods map[types.UID]bool
+	// shards makes the RootDir's shard directories (podShardCount).
+	shards shardDirs
 	// spares are emptied pod directories for new pods; nil when the pool
 	// could not be made.
 	spares *spareDirs
@@ -162,6 +167,9 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	if r.log == nil {
 		r.log = slog.Default()
+	}
+	if r.legacyPods, err = legacyPodDirs(cfg.RootDir); err != nil {
+		return nil, fmt.Errorf("process runtime: %w", err)
 	}
 	r.openHelper(self)
 	spares := newSpareDirs(cfg.RootDir)
@@ -361,7 +369,23 @@ func (r *Runtime) Exec(ctx context.Context, uid types.UID, container string, cmd
 	return p.exec(ctx, container, cmd, s)
 }
 
-func (r *Runtime) podDir(uid types.UID) string { return filepath.Join(r.cfg.RootDir, string(uid)) }
+// podDir is the directory of the pod uid: RootDir/<shard>/<uid>, or
+// RootDir/<uid> for a pod an earlier version made (legacyPodDirs).
+func (r *Runtime) podDir(uid types.UID) string {
+	if r.legacyPods[uid] {
+		return filepath.Join(r.cfg.RootDir, string(uid))
+	}
+	return filepath.Join(r.cfg.RootDir, shardName(shardIndex(uid)), string(uid))
+}
+
+// makePodShard makes the shard directory of the pod uid's directory when
+// it is missing.
+func (r *Runtime) makePodShard(uid types.UID) error {
+	if r.legacyPods[uid] {
+		return nil
+	}
+	return r.shards.ensure(shardIndex(uid), r.podDir(uid))
+}
 
 // podMemoryDir is the directory of the pod's volumes in MemoryDir; "" when
 // there is none.
@@ -390,11 +414,12 @@ const fsTopdirFlag = 0x00020000
 
 // spreadPodDirs marks root as the top of unrelated directory hierarchies
 // (chattr +T), which ext4's allocator takes as a hint to spread the pod
-// directories over its block groups instead of packing them into the
-// root's. Without a journal, ext4 scans a group's recently deleted inodes on
-// every inode it allocates there, so packed pods pay for every pod deleted
-// in the last minutes; spread, each group holds few of them. Filesystems
-// without the flag refuse it, which changes nothing.
+// directories' shards (podShardCount), and so the pods, over its block
+// groups instead of packing them into the root's. Without a journal, ext4
+// scans a group's recently deleted inodes on every inode it allocates
+// there, so packed pods pay for every pod deleted in the last minutes;
+// spread, each group holds few of them. Filesystems without the flag
+// refuse it, which changes nothing.
 func spreadPodDirs(root string) {
 	f, err := os.Open(root)
 	if err != nil {

@@ -22,8 +22,7 @@ const spareDirName = ".spare"
 const maxSparePodDirs = 256
 
 // spareDirs recycles pod directories. Making a directory on ext4 allocates
-// an inode (a pod directory, the one the RootDir's chattr +T spreads, costs
-// the most), and removing one frees an inode the next allocations in its
+// an inode, and removing one frees an inode the next allocations in its
 // group scan past; renaming an emptied directory moves its inode instead.
 // A removed pod's directory, once emptied (its tmp and work directories
 // kept, empty, with the modes and owner setup gives them), goes into the
