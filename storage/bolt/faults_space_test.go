@@ -146,3 +146,32 @@ func TestFullDisk(t *testing.T) {
 		t.Errorf("%d keys after restart, want %d (deleted or refused writes came back)", len(got), len(acked))
 	}
 }
+
+// A data dir on a tmpfs gets no zero-filled spares: its fdatasync is free
+// and the zeros would take memory (and, on a full tmpfs, a spare's space
+// freed or taken in the background would move where writes are refused).
+func TestNoWALSparesOnTmpfs(t *testing.T) {
+	disk := smallDisk(t, 64<<20)
+	b, err := Open(filepath.Join(disk, "state.db"), Options{CompactInterval: -1, WALSegmentSize: 8 << 10, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = b.Close() }()
+	ctx := context.Background()
+	for i := range 200 {
+		if _, err := b.Create(ctx, fmt.Sprintf("/k/%04d", i), []byte(strings.Repeat("v", 512))); err != nil {
+			t.Fatal(err)
+		}
+		if i%10 == 9 {
+			if err := b.Checkpoint(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	b.wal.mu.Lock()
+	requests := b.wal.spare.requests
+	b.wal.mu.Unlock()
+	if requests != 0 {
+		t.Fatalf("%d spares prepared on a tmpfs, want none", requests)
+	}
+}

@@ -19,3 +19,13 @@ func preallocate(f *os.File, size int64) error {
 	}
 	return err
 }
+
+// inMemoryFS reports whether dir is on a tmpfs or ramfs.
+func inMemoryFS(dir string) bool {
+	const tmpfsMagic, ramfsMagic = 0x01021994, 0x858458f6
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return false
+	}
+	return st.Type == tmpfsMagic || st.Type == ramfsMagic
+}

@@ -36,7 +36,10 @@ type wal struct {
 	dir     string
 	maxSize int64
 	noSync  bool
-	log     *slog.Logger
+	// noSpares: spares save nothing here (no fdatasync, or a filesystem in
+	// memory, whose fdatasync is free and whose zeros would take memory).
+	noSpares bool
+	log      *slog.Logger
 
 	// Only the writer goroutine touches these.
 	f      *os.File
@@ -91,6 +94,7 @@ func decodePayload(p []byte) ([]walEvent, error) {
 // recovered and checkpointed those, and removes them with release.
 func openWAL(dbPath string, maxSize int64, existing []string, lastRev int64, noSync bool, log *slog.Logger) (*wal, error) {
 	w := &wal{prefix: segmentPrefix(dbPath), dir: filepath.Dir(dbPath), maxSize: maxSize, noSync: noSync, log: log}
+	w.noSpares = noSync || inMemoryFS(w.dir)
 	if err := w.removeSpares(); err != nil {
 		return nil, err
 	}

@@ -71,10 +71,10 @@ func (w *wal) removeSpares() error {
 // it then owns) or, with src nil, from scratch, unless one is ready or
 // being prepared. It reports whether it took src. Called with w.mu held.
 // Without fdatasync (Options.NoSync) a spare saves nothing, and on a tmpfs
-// data dir its zeros would be memory, so there are none.
+// data dir its zeros would be memory, so there are none (wal.noSpares).
 func (w *wal) wantSpare(src *segment) bool {
 	s := &w.spare
-	if s.ready || s.busy || s.stopped || w.noSync {
+	if s.ready || s.busy || s.stopped || w.noSpares {
 		return false
 	}
 	s.busy = true
