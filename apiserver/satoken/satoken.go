@@ -201,15 +201,7 @@ func protectedHeader(signer jose.Signer) (string, error) {
 func appendPayload(b []byte, p *payload) []byte {
 	b = append(b, '{')
 	first := true
-	field := func(name string) {
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = append(b, '"')
-		b = append(b, name...)
-		b = append(b, '"', ':')
-	}
+	field := func(name string) { b = appendKey(b, &first, name) }
 	c := &p.Claims
 	if c.Issuer != "" {
 		field("iss")
@@ -241,6 +233,18 @@ func appendPayload(b []byte, p *payload) []byte {
 	return append(b, '}')
 }
 
+// appendKey appends an object's next key and its colon, after a comma
+// unless it is the object's first (*first, then cleared).
+func appendKey(b []byte, first *bool, name string) []byte {
+	if !*first {
+		b = append(b, ',')
+	}
+	*first = false
+	b = append(b, '"')
+	b = append(b, name...)
+	return append(b, '"', ':')
+}
+
 // appendAudience is jwt.Audience's MarshalJSON: one audience is a string.
 func appendAudience(b []byte, aud jwt.Audience) []byte {
 	if len(aud) == 1 {
@@ -259,15 +263,7 @@ func appendAudience(b []byte, aud jwt.Audience) []byte {
 func appendPrivate(b []byte, k *Private) []byte {
 	b = append(b, '{')
 	first := true
-	field := func(name string) {
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = append(b, '"')
-		b = append(b, name...)
-		b = append(b, '"', ':')
-	}
+	field := func(name string) { b = appendKey(b, &first, name) }
 	if k.Namespace != "" {
 		field("namespace")
 		b = appendJSONString(b, k.Namespace)
