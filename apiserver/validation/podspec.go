@@ -55,11 +55,17 @@ func ValidatePodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList 
 }
 
 func validateDNS1123Label(value string, fldPath *field.Path) field.ErrorList {
+	return validateOptionalName(value, dns1123LabelMsgs, fldPath)
+}
+
+// validateOptionalName is one Invalid error per message msgs gives of a
+// set value; an empty one is valid.
+func validateOptionalName(value string, msgs func(string) []string, fldPath *field.Path) field.ErrorList {
 	if value == "" {
 		return nil
 	}
 	var allErrs field.ErrorList
-	for _, msg := range dns1123LabelMsgs(value) {
+	for _, msg := range msgs(value) {
 		allErrs = append(allErrs, field.Invalid(fldPath, value, msg))
 	}
 	return allErrs
@@ -205,12 +211,5 @@ func trimmed(s string) bool { return strings.TrimSpace(s) == s }
 // validating it (as kube-apiserver's binding), so that a stored spec can
 // fail this rule alone.
 func validateNodeName(name string, fldPath *field.Path) field.ErrorList {
-	if name == "" {
-		return nil
-	}
-	var allErrs field.ErrorList
-	for _, msg := range dnsSubdomainNameMsgs(name) {
-		allErrs = append(allErrs, field.Invalid(fldPath, name, msg))
-	}
-	return allErrs
+	return validateOptionalName(name, dnsSubdomainNameMsgs, fldPath)
 }
