@@ -104,6 +104,7 @@ func restartedRuntime(t *testing.T, r *Runtime) *Runtime {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(r2.waitRemovals)
 	return r2
 }
 

@@ -73,6 +73,9 @@ func newTestRuntime(t *testing.T, clk *clocktesting.FakeClock) (*Runtime, *event
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Before the RootDir goes: a removed pod's directory may still be on
+	// its way into the spares.
+	t.Cleanup(r.waitRemovals)
 	return r, ev
 }
 

@@ -107,6 +107,9 @@ type Runtime struct {
 	// spares are emptied pod directories for new pods; nil when the pool
 	// could not be made.
 	spares *spareDirs
+	// removals counts the removed pods whose directories are still being
+	// cleaned up (RemovePod), so waitRemovals can wait for them.
+	removals sync.WaitGroup
 
 	// supervisor, when set, serves the containers in place of their own
 	// shims (Config.ShimSupervisor).
@@ -290,11 +293,15 @@ func (r *Runtime) RemovePod(uid types.UID) {
 		return
 	}
 	p.kill(0)
-	go func() {
+	r.removals.Go(func() {
 		<-p.done
 		p.cleanup()
-	}()
+	})
 }
+
+// waitRemovals waits until every removed pod's directory is cleaned up:
+// emptied into a spare or removed.
+func (r *Runtime) waitRemovals() { r.removals.Wait() }
 
 // Subscribe implements runtime.Runtime.
 func (r *Runtime) Subscribe(fn func(types.UID)) {
