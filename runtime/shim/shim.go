@@ -369,6 +369,14 @@ func startShimmed(spec Spec, files attemptFiles, sp *spawner) (*shimmed, error) 
 	}
 	s := Starter{Attr: attr,
 		Start: func() (err error) {
+			if spec.Init {
+				pid, ok, err := sp.startInit(sh.path, sh.argv, procAttr)
+				runtime.KeepAlive(procAttr.Files)
+				if ok {
+					sh.pid = pid
+					return err
+				}
+			}
 			sh.pid, err = startProcess(sh.path, sh.argv, procAttr)
 			return err
 		},

@@ -1,5 +1,11 @@
 package shim
 
+import (
+	"os"
+
+	"github.com/batchlet/batchlet/runtime/shim/cspawn"
+)
+
 // spawner starts the supervisor's containers from one OS thread that never
 // ends. A container's parent-death signal fires when the thread that
 // started it ends; a thread of its own per container (OnThreadOfItsOwn, as
@@ -11,11 +17,18 @@ package shim
 // goroutines.
 type spawner struct {
 	reqs chan func()
+	// inits, when set, starts container inits without copying the
+	// supervisor's descriptor table into them (runtime/shim/cspawn); used
+	// from the spawner's thread only.
+	inits *cspawn.Spawner
 }
 
 // newSpawner starts the spawner's thread.
 func newSpawner() *spawner {
 	sp := &spawner{reqs: make(chan func())}
+	if cspawn.Available {
+		sp.inits, _ = cspawn.New() // nil: inits start as other children do
+	}
 	OnThreadOfItsOwn(func() {
 		for fn := range sp.reqs {
 			fn()
@@ -42,4 +55,31 @@ func (sp *spawner) start(s Starter, onStart func(), exited chan<- struct{}) erro
 		close(exited)
 	}()
 	return nil
+}
+
+// startInit starts a container init with procAttr (startInit's attributes:
+// a session of its own, the parent-death signal, new namespaces) through
+// sp.inits, on the spawner's thread. ok is false when it cannot (no C
+// start in this build, or a kernel without what it needs): nothing was
+// started. Errors are startProcess's ("fork/exec <path>: <errno>").
+func (sp *spawner) startInit(path string, argv []string, procAttr *os.ProcAttr) (pid int, ok bool, err error) {
+	if sp == nil || sp.inits == nil {
+		return 0, false, nil
+	}
+	sys := procAttr.Sys
+	if !sys.Setsid || sys.Setpgid || sys.Credential != nil || sys.Pdeathsig == 0 {
+		return 0, false, nil // not an init's start: syscall.ForkExec's
+	}
+	attr := cspawn.Attr{Env: procAttr.Env, Dir: procAttr.Dir, Cloneflags: sys.Cloneflags, CgroupFD: -1, Pdeathsig: sys.Pdeathsig}
+	if sys.UseCgroupFD {
+		attr.CgroupFD = sys.CgroupFD
+	}
+	for _, f := range procAttr.Files {
+		attr.Files = append(attr.Files, int(f.Fd())) // blocking again, as os.StartProcess makes it
+	}
+	pid, ok, err = sp.inits.Start(path, argv, attr)
+	if err != nil {
+		err = &os.PathError{Op: "fork/exec", Path: path, Err: err}
+	}
+	return pid, ok, err
 }
