@@ -139,7 +139,9 @@ func (s *Spawner) Start(path string, argv []string, attr Attr) (pid int, ok bool
 	}
 	switch {
 	case q.unsupported != 0:
-		s.disabled = true
+		// A cgroup's EINVAL may be the cgroup's: only this start falls
+		// back (and reports it) then.
+		s.disabled = r > 0 || attr.CgroupFD < 0
 		return 0, false, nil
 	case r < 0:
 		return 0, true, syscall.Errno(-r)

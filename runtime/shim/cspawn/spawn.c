@@ -117,6 +117,14 @@ static int spawn_child(void *arg) {
 	return child_fail(q, r, 0);
 }
 
+// park points the reserved slots back at /dev/null: the container's
+// descriptors must close with the container (the status pipe's EOF is its
+// exec), not stay open in the supervisor.
+static void park(struct spawn_req *q) {
+	for (int i = 0; i < q->nfds; i++)
+		dup3(q->devnull, q->reserved[i], O_CLOEXEC);
+}
+
 void *batchlet_spawn_stack(void) {
 	void *p = mmap(NULL, SPAWN_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
@@ -126,9 +134,13 @@ long batchlet_spawn(struct spawn_req *q) {
 	q->err = 0, q->unsupported = 0;
 	q->have_nofile = have_orig_nofile;
 	q->nofile = orig_nofile;
-	for (int i = 0; i < q->nfds; i++)
-		if (dup3(q->fds[i], q->reserved[i], O_CLOEXEC) < 0)
-			return -errno;
+	for (int i = 0; i < q->nfds; i++) {
+		if (dup3(q->fds[i], q->reserved[i], O_CLOEXEC) < 0) {
+			long err = -errno;
+			park(q);
+			return err;
+		}
+	}
 	uint64_t all = ~0ULL;
 	rsys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&q->sigmask, sizeof all, 0);
 	struct clone_args ca;
@@ -143,13 +155,10 @@ long batchlet_spawn(struct spawn_req *q) {
 	ca.stack_size = SPAWN_STACK;
 	long pid = batchlet_clone3(&ca, sizeof ca, spawn_child, q);
 	rsys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&q->sigmask, 0, sizeof q->sigmask, 0);
-	// The supervisor's references go: the container's descriptors must
-	// close with the container (the status pipe's EOF is its exec).
-	for (int i = 0; i < q->nfds; i++)
-		dup3(q->devnull, q->reserved[i], O_CLOEXEC);
-	if (pid < 0) {
+	park(q);
+	// An unknown flag or clone_args size (before Linux 5.7; EINVAL is
+	// also a bad cgroup's, which the caller's fallback then reports).
+	if (pid < 0)
 		q->unsupported = pid == -ENOSYS || pid == -EINVAL || pid == -E2BIG;
-		return pid;
-	}
 	return pid;
 }
