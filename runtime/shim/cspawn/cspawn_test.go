@@ -6,10 +6,12 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -17,12 +19,13 @@ import (
 // observe is what a child reports of its start: its status (signals,
 // credentials, namespaces' pids, umask), limits, the descriptors it was
 // given (those it inherits beyond them: see TestStartCopiesNoDescriptors),
-// its working directory, argv and environment.
+// its working directory, cgroup (v2), argv and environment.
 const observe = `
 grep -E '^(Sig(Blk|Ign|Cgt)|Shd|Cap|NoNewPrivs|Uid|Gid|Groups|NSpid|NSsid|NSpgid|Umask)' /proc/self/status
 cat /proc/self/limits
 ls /proc/$$/fd | grep -x '[0-3]'
 readlink /proc/self/cwd
+grep '^0::' /proc/self/cgroup
 echo "$0 $1 $FOO"
 `
 
@@ -142,6 +145,15 @@ func TestStartAsForkExec(t *testing.T) {
 		{"not executable", notExec, Attr{Env: env, Dir: "/", Cloneflags: ns, CgroupFD: -1, Pdeathsig: syscall.SIGKILL}, syscall.EACCES},
 		{"missing directory", "/bin/sh", Attr{Env: env, Dir: filepath.Join(dir, "missing"), Cloneflags: ns, CgroupFD: -1, Pdeathsig: syscall.SIGKILL}, syscall.ENOENT},
 	}
+	cg, cgFD := newCgroup(t)
+	if cgFD >= 0 {
+		tests = append(tests, struct {
+			name    string
+			path    string
+			attr    Attr
+			wantErr error
+		}{"cgroup", "/bin/sh", Attr{Env: env, Dir: "/", Cloneflags: ns, CgroupFD: cgFD, Pdeathsig: syscall.SIGKILL}, nil})
+	}
 	s := newSpawner(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,8 +175,17 @@ func TestStartAsForkExec(t *testing.T) {
 				return hostPids.ReplaceAllString(out, "$1:")
 			}
 			want.out, got.out = strip(want.out), strip(got.out)
+			if tt.attr.CgroupFD >= 0 && !strings.Contains(got.out, "/"+cg+"\n") {
+				t.Errorf("the Spawner's child is not in the cgroup:\n%s", got.out)
+			}
 			if got.out != want.out || got.status != want.status {
 				t.Errorf("syscall.ForkExec's child saw:\n%s%q\nthe Spawner's:\n%s%q", want.out, want.status, got.out, got.status)
+			}
+			// The signal mask as the command gets it (a shell resets its own).
+			sigs := []string{"grep", "-E", "^(Sig|Shd)", "/proc/self/status"}
+			want, got = startArgv(t, "/bin/grep", sigs, tt.attr, forkExec), startArgv(t, "/bin/grep", sigs, tt.attr, spawnWith(t, s))
+			if got.out != want.out || got.err != nil || want.err != nil {
+				t.Errorf("syscall.ForkExec's grep saw (%v):\n%s\nthe Spawner's (%v):\n%s", want.err, want.out, got.err, got.out)
 			}
 		})
 	}
@@ -247,5 +268,62 @@ func TestStartLeavesParentsDescriptors(t *testing.T) {
 	b, err := io.ReadAll(r)
 	if err != nil || string(b) != "x" {
 		t.Fatalf("read %q, %v: want x and EOF (no reserved slot holding the pipe)", b, err)
+	}
+}
+
+// newCgroup makes a cgroup (v2) for the test, open, and returns its path
+// under the hierarchy and descriptor; -1 where there is no cgroup2
+// hierarchy or it cannot be written.
+func newCgroup(t *testing.T) (string, int) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", -1
+	}
+	m := regexp.MustCompile(`(?m)^\S+ \S+ \S+ \S+ (\S+) .* - cgroup2 `).FindStringSubmatch(string(b))
+	if m == nil {
+		return "", -1
+	}
+	dir, err := os.MkdirTemp(m[1], "cspawn-test-")
+	if err != nil {
+		return "", -1
+	}
+	t.Cleanup(func() { syscall.Rmdir(dir) })
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return "", -1
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	return filepath.Base(dir), fd
+}
+
+// TestStartRestoresOpenFilesLimit: the child gets RLIMIT_NOFILE as the
+// process started with it, before the Go runtime raised its soft limit,
+// as syscall.ForkExec's child does. The test runs itself again with a
+// lower soft limit to see it.
+func TestStartRestoresOpenFilesLimit(t *testing.T) {
+	if os.Getenv("CSPAWN_NOFILE_HELPER") != "" {
+		s := newSpawner(t)
+		limits := []string{"grep", "Max open files", "/proc/self/limits"}
+		attr := Attr{Dir: "/", CgroupFD: -1, Pdeathsig: syscall.SIGKILL}
+		want, got := startArgv(t, "/bin/grep", limits, attr, forkExec), startArgv(t, "/bin/grep", limits, attr, spawnWith(t, s))
+		if got.out != want.out || !strings.Contains(got.out, " 512 ") {
+			t.Errorf("syscall.ForkExec's child's limit:\n%s\nthe Spawner's:\n%s\nwant a soft limit of 512", want.out, got.out)
+		}
+		return
+	}
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Max <= 512 {
+		t.Skip("no room below the hard limit")
+	}
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Skip("no prlimit")
+	}
+	cmd := exec.Command(prlimit, "--nofile=512:"+strconv.FormatUint(lim.Max, 10), os.Args[0], "-test.run", "^TestStartRestoresOpenFilesLimit$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "CSPAWN_NOFILE_HELPER=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS") {
+		t.Fatalf("%v: %s", err, out)
 	}
 }
