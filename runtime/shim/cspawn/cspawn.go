@@ -11,6 +11,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 	"unsafe"
 )
@@ -99,6 +100,9 @@ func (s *Spawner) Start(path string, argv []string, attr Attr) (pid int, ok bool
 	if s.disabled || len(attr.Files) > len(s.reserved) {
 		return 0, false, nil
 	}
+	if hasNUL(path, attr.Dir) || hasNUL(argv...) || hasNUL(attr.Env...) {
+		return 0, true, syscall.EINVAL // as syscall.ForkExec, which cannot pass them either
+	}
 	q := (*C.struct_spawn_req)(C.calloc(1, C.sizeof_struct_spawn_req))
 	defer C.free(unsafe.Pointer(q))
 	var frees []unsafe.Pointer
@@ -159,4 +163,13 @@ func waitChild(pid int) {
 			return
 		}
 	}
+}
+
+func hasNUL(vs ...string) bool {
+	for _, v := range vs {
+		if strings.IndexByte(v, 0) >= 0 {
+			return true
+		}
+	}
+	return false
 }

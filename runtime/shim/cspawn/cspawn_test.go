@@ -144,6 +144,7 @@ func TestStartAsForkExec(t *testing.T) {
 		{"missing command", filepath.Join(dir, "missing"), Attr{Env: env, Dir: "/", Cloneflags: ns, CgroupFD: -1, Pdeathsig: syscall.SIGKILL}, syscall.ENOENT},
 		{"not executable", notExec, Attr{Env: env, Dir: "/", Cloneflags: ns, CgroupFD: -1, Pdeathsig: syscall.SIGKILL}, syscall.EACCES},
 		{"missing directory", "/bin/sh", Attr{Env: env, Dir: filepath.Join(dir, "missing"), Cloneflags: ns, CgroupFD: -1, Pdeathsig: syscall.SIGKILL}, syscall.ENOENT},
+		{"NUL in the environment", "/bin/sh", Attr{Env: []string{"FOO=a\x00b"}, Dir: "/", Cloneflags: ns, CgroupFD: -1, Pdeathsig: syscall.SIGKILL}, syscall.EINVAL},
 	}
 	cg, cgFD := newCgroup(t)
 	if cgFD >= 0 {
