@@ -1,7 +1,7 @@
 //go:build cgo && linux && amd64
 
 // The supervisor's start of a container init without copying its
-// descriptor table: see spawn.go. The child shares the supervisor's memory
+// descriptor table: see doc.go. The child shares the supervisor's memory
 // and descriptor table (CLONE_VM | CLONE_VFORK | CLONE_FILES) until its
 // first system call gives it a table of its own holding only the
 // descriptors below keep_below (close_range with CLOSE_RANGE_UNSHARE):
