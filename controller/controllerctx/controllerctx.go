@@ -10,6 +10,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/batchlet/batchlet/controller/eventrecord"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -97,13 +98,14 @@ type Registration struct {
 
 // EventRecorder returns the recorder for component's core/v1 events,
 // naming objects by scheme, and the broadcaster behind it, which the
-// controller starts in Run (StartEvents). With c.Recorder set it
+// controller starts in Run (StartEvents). The broadcaster writes what
+// client-go's would, correlating more cheaply (package eventrecord). With c.Recorder set it
 // returns that and no broadcaster.
 func (c Context) EventRecorder(scheme *runtime.Scheme, component string) (record.EventRecorder, record.EventBroadcaster) {
 	if c.Recorder != nil {
 		return c.Recorder, nil
 	}
-	b := record.NewBroadcaster()
+	b := eventrecord.NewBroadcaster(eventrecord.Options{})
 	return b.NewRecorder(scheme, corev1.EventSource{Component: component}), b
 }
 

@@ -43,15 +43,56 @@ func livePods(pods []*v1.Pod, indexed bool) ([]*v1.Pod, []podFacts) {
 		}
 		lp = append(lp, livePod{pod: p, facts: podFacts{index: ix, finalizer: fin}, seq: len(lp)})
 	}
+	live := make([]*v1.Pod, len(lp))
+	facts := make([]podFacts, len(lp))
+	if indexed && placeByIndex(lp, live, facts) {
+		return live, facts
+	}
 	if indexed && !slices.IsSortedFunc(lp, byLiveIndex) {
 		slices.SortFunc(lp, byLiveIndex)
 	}
-	live := make([]*v1.Pod, len(lp))
-	facts := make([]podFacts, len(lp))
 	for i, l := range lp {
 		live[i], facts[i] = l.pod, l.facts
 	}
 	return live, facts
+}
+
+// countingSpread bounds the window of indexes, as a multiple of the
+// number of live pods, that placeByIndex counts over.
+const countingSpread = 8
+
+// placeByIndex writes lp (in listing order) into live and facts in
+// byLiveIndex order with a counting sort over the window of their
+// indexes, and reports whether it did. A Job's live pods hold a window of
+// indexes about as wide as its parallelism, so this is linear where the
+// comparison sort of every sync was n log n two-key compares; for a
+// window wider than countingSpread times the pods it writes nothing and
+// reports false.
+func placeByIndex(lp []livePod, live []*v1.Pod, facts []podFacts) bool {
+	if len(lp) == 0 {
+		return false
+	}
+	lo, hi := lp[0].facts.index, lp[0].facts.index
+	for _, l := range lp[1:] {
+		lo, hi = min(lo, l.facts.index), max(hi, l.facts.index)
+	}
+	if hi-lo >= countingSpread*len(lp) {
+		return false
+	}
+	// next[k] is where the next pod of index lo+k goes.
+	next := make([]int, hi-lo+2)
+	for _, l := range lp {
+		next[l.facts.index-lo+1]++
+	}
+	for k := 1; k < len(next); k++ {
+		next[k] += next[k-1]
+	}
+	for _, l := range lp { // in listing order: stable within an index
+		k := l.facts.index - lo
+		live[next[k]], facts[next[k]] = l.pod, l.facts
+		next[k]++
+	}
+	return true
 }
 
 // byLiveIndex is byIndex for livePods.
