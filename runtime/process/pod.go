@@ -201,7 +201,7 @@ func (p *pod) run() {
 // makes nothing the pod does not use and stats nothing first; the log files
 // come with each attempt (createLog).
 func (p *pod) setup() error {
-	if err := p.rt.makePodShard(p.api.UID); err != nil {
+	if err := p.rt.makePodShard(p.api.UID, p.dir); err != nil {
 		return err
 	}
 	made, haveTmp, haveWork := p.takeSpareDir()
