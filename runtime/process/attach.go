@@ -121,6 +121,11 @@ func (r *Runtime) Attach(ctx context.Context, uid types.UID, container string, s
 
 // waitDrain waits (up to d) for the container's output to be copied.
 func waitDrain(pr *proc, d time.Duration) {
+	select {
+	case <-pr.drained: // the usual case: no timer needed
+		return
+	default:
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -128,17 +130,14 @@ func (p *pod) attempt(c *ctr, n int) (code int32, ran time.Duration, ok bool) {
 	}
 	p.mu.Unlock()
 
-	logFile, err := p.createLog(c, n)
+	logPath, err := p.createLog(c, n)
 	if err != nil {
 		return p.startError(c, n, err.Error()), 0, true
 	}
-	logPath := logFile.Name()
 	if len(argv) == 0 && img != nil {
-		logFile.Close()
 		return p.startError(c, n, fmt.Sprintf("failed to start container %q: no command specified: the image has neither Entrypoint nor Cmd", c.spec.Name)), 0, true
 	}
 	if len(argv) == 0 {
-		logFile.Close()
 		return p.startError(c, n, fmt.Sprintf("failed to start container %q: no command: batchlet runs the container's command on the host and does not pull image %q", c.spec.Name, c.spec.Image)), 0, true
 	}
 	if img == nil { // the image runtime reported its pull
@@ -151,9 +150,11 @@ func (p *pod) attempt(c *ctr, n int) (code int32, ran time.Duration, ok bool) {
 		// The container dies with this agent: on record as started, a
 		// restarted agent counts it as lost instead of running it again.
 		_ = shim.WriteState(p.attemptBase(c.spec.Name, n), shim.State{Phase: shim.PhaseStarting})
-		pr, err = p.startProcess(c, n, argv, env, workDir, logFile)
+		var logFile *os.File
+		if logFile, err = os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND, 0); err == nil {
+			pr, err = p.startProcess(c, n, argv, env, workDir, logFile)
+		}
 	} else {
-		logFile.Close()
 		var startedAt time.Time
 		pr, startedAt, err = p.startShim(c, n, argv, env, workDir)
 		started = metav1.NewTime(startedAt.Truncate(time.Second))
@@ -256,17 +257,21 @@ func containerID(p *pod, c *ctr, n int) string {
 	return fmt.Sprintf("batchlet://%x", sum)
 }
 
-// createLog creates the log file of attempt n, open for the container's
-// output: one inode and one open per attempt.
-func (p *pod) createLog(c *ctr, n int) (*os.File, error) {
-	f, err := os.OpenFile(p.logPath(c.spec.Name, n), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
+// createLog creates (or empties) the log file of attempt n: one inode
+// per attempt, there for the log's readers before the container starts.
+// It is not kept open (the shim opens it for the container's output), so
+// it is made without os.OpenFile's poller registration (see fileWriter).
+func (p *pod) createLog(c *ctr, n int) (string, error) {
+	path := p.logPath(c.spec.Name, n)
+	fd, err := openFile(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_APPEND, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("create log: %w", err)
+		return "", fmt.Errorf("create log: %w", err)
 	}
+	_ = unix.Close(fd)
 	p.mu.Lock()
 	c.lastAttempt = n
 	p.mu.Unlock()
-	return f, nil
+	return path, nil
 }
 
 // lookPath finds file with the container's PATH, as execvp would.
@@ -574,9 +579,9 @@ func (p *pod) logs(ctx context.Context, name string, opts runtime.LogOptions, w 
 		n--
 		opts.Follow = false
 	}
-	path, ok := "", false
+	path, ok, empty := "", false, false
 	if n >= 0 {
-		path, ok = p.findLog(name, n)
+		path, ok, empty = p.findLog(name, n)
 	}
 	if opts.Previous && !ok {
 		return runtime.NotFoundf("previous terminated container %q in pod %q not found", name, p.api.Name)
@@ -586,6 +591,11 @@ func (p *pod) logs(ctx context.Context, name string, opts runtime.LogOptions, w 
 	}
 	if !ok {
 		path = p.logPath(name, n)
+	}
+	if empty && !opts.Follow {
+		// Most containers of a batch write nothing: their results' log
+		// tails need no open of the file (readLog's).
+		return nil
 	}
 	finished := func() bool {
 		p.mu.Lock()
@@ -609,16 +619,16 @@ func (p *pod) oldLogPath(container string, attempt int) string {
 	return filepath.Join(p.dir, "logs", container, strconv.Itoa(attempt)+".log")
 }
 
-// findLog returns the path of an attempt's log on disk, in either layout;
-// false when there is none (those of a resumed pod's earlier attempts may
-// not have survived).
-func (p *pod) findLog(container string, attempt int) (string, bool) {
+// findLog returns the path of an attempt's log on disk, in either layout,
+// and whether it was empty then; false when there is none (those of a
+// resumed pod's earlier attempts may not have survived).
+func (p *pod) findLog(container string, attempt int) (path string, ok, empty bool) {
 	for _, path := range []string{p.logPath(container, attempt), p.oldLogPath(container, attempt)} {
-		if _, err := os.Stat(path); err == nil {
-			return path, true
+		if st, err := os.Stat(path); err == nil {
+			return path, true, st.Size() == 0
 		}
 	}
-	return "", false
+	return "", false, false
 }
 
 // exec runs argv in a running container with its environment and working

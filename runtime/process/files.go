@@ -141,19 +141,27 @@ func openFile(path string, flags int, perm os.FileMode) (int, error) {
 
 // writeAndClose writes all of data to fd and closes it.
 func writeAndClose(fd int, path string, data []byte) error {
+	if err := writeAll(fd, data); err != nil {
+		_ = unix.Close(fd)
+		return &fs.PathError{Op: "write", Path: path, Err: err}
+	}
+	if err := unix.Close(fd); err != nil {
+		return &fs.PathError{Op: "close", Path: path, Err: err}
+	}
+	return nil
+}
+
+// writeAll writes all of data to fd.
+func writeAll(fd int, data []byte) error {
 	for len(data) > 0 {
 		n, err := unix.Write(fd, data)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			_ = unix.Close(fd)
-			return &fs.PathError{Op: "write", Path: path, Err: err}
+			return err
 		}
 		data = data[n:]
-	}
-	if err := unix.Close(fd); err != nil {
-		return &fs.PathError{Op: "close", Path: path, Err: err}
 	}
 	return nil
 }

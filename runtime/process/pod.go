@@ -170,11 +170,20 @@ func (p *pod) run() {
 			return
 		}
 	}
-	var wg sync.WaitGroup
+	var todo []*ctr
 	for _, c := range p.ctrs {
-		if c.done {
-			continue
+		if !c.done {
+			todo = append(todo, c)
 		}
+	}
+	if len(todo) == 1 {
+		// Most pods of a batch have one container: it runs on this
+		// goroutine rather than one more per pod.
+		p.runContainer(todo[0])
+		return
+	}
+	var wg sync.WaitGroup
+	for _, c := range todo {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -192,7 +201,7 @@ func (p *pod) run() {
 // makes nothing the pod does not use and stats nothing first; the log files
 // come with each attempt (createLog).
 func (p *pod) setup() error {
-	if err := p.rt.makePodShard(p.api.UID); err != nil {
+	if err := p.rt.makePodShard(p.api.UID, p.dir); err != nil {
 		return err
 	}
 	made, haveTmp, haveWork := p.takeSpareDir()

@@ -385,13 +385,13 @@ func (r *Runtime) podDir(uid types.UID) string {
 	return filepath.Join(r.cfg.RootDir, shardName(shardIndex(uid)), string(uid))
 }
 
-// makePodShard makes the shard directory of the pod uid's directory when
-// it is missing.
-func (r *Runtime) makePodShard(uid types.UID) error {
+// makePodShard makes the shard directory of the pod uid's directory dir
+// (podDir's) when it is missing.
+func (r *Runtime) makePodShard(uid types.UID, dir string) error {
 	if r.legacyPods[uid] {
 		return nil
 	}
-	return r.shards.ensure(shardIndex(uid), r.podDir(uid))
+	return r.shards.ensure(shardIndex(uid), dir)
 }
 
 // podMemoryDir is the directory of the pod's volumes in MemoryDir; "" when

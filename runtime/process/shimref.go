@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,13 +28,43 @@ type shimRef struct {
 
 // result reads how the container ended from the state file: its exit
 // code, or the signal that ended it, and when. A shim that ended without
-// recording an end (killed) left a container killed with it.
+// recording an end (killed) left a container killed with it, as did one
+// whose state cannot be read or parsed (shim.ReadState's PhaseStarting).
 func (s *shimRef) result() (code int32, sig syscall.Signal, finished time.Time) {
-	st, err := shim.ReadState(s.base)
-	if err != nil || st == nil || st.Phase != shim.PhaseExited {
+	b, err := readSmallFile(s.base + ".state")
+	var st shim.State
+	if err != nil || json.Unmarshal(b, &st) != nil || st.Phase != shim.PhaseExited {
 		return 0, syscall.SIGKILL, time.Time{}
 	}
 	return int32(st.ExitCode), syscall.Signal(st.Signal), st.FinishedAt
+}
+
+// readSmallFile is os.ReadFile for a file of a few hundred bytes, read
+// once per container: without os.Open's poller registration attempt (four
+// fcntl and an epoll_ctl on a regular file) and its fstat for the size.
+func readSmallFile(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 0, 512)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
 }
 
 // markTermByDefault records, before the runtime sends SIGKILL in place of
@@ -138,18 +169,18 @@ func (p *pod) startShim(c *ctr, n int, argv []string, env []envVar, workDir stri
 		return fail(err)
 	}
 	// The spec holds the container's environment (Secrets' values too).
-	lock, err := os.OpenFile(base+".shim", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	lock, err := openFile(base+".shim", unix.O_RDWR|unix.O_CREAT|unix.O_TRUNC, 0o600)
 	if err != nil {
 		return fail(fmt.Errorf("write shim spec: %w", err))
 	}
-	defer lock.Close()
+	defer unix.Close(lock)
 	// Taken before the shim exists and handed down to it: from now on the
 	// lock is held for as long as this agent or the shim may still start
 	// the container.
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := unix.Flock(lock, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		return fail(fmt.Errorf("lock attempt %s: %w", base, err))
 	}
-	if _, err := lock.Write(b); err != nil {
+	if err := writeAll(lock, b); err != nil {
 		return fail(fmt.Errorf("write shim spec: %w", err))
 	}
 	pipes, err := newShimPipes()
@@ -162,10 +193,8 @@ func (p *pod) startShim(c *ctr, n int, argv []string, env []envVar, workDir stri
 		pipes.closeAll()
 		return fail(err)
 	}
-	cmd := &exec.Cmd{Path: p.rt.helper, Args: []string{shim.Arg0, base + ".shim"}, Dir: "/", Stdin: stdin.r,
-		ExtraFiles:  []*os.File{lock, pipes.statusW, pipes.outW, pipes.errW},
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
-	if err := p.rt.launchShim(cmd, []*os.File{lock, pipes.statusW, stdin.r, pipes.outW, pipes.errW}, pr.exited); err != nil {
+	files := shimFiles{lock: lock, status: pipes.statusW, stdin: int(stdin.r.Fd()), out: pipes.outW, err: pipes.errW}
+	if err := p.rt.launchShim(base+".shim", stdin.r, files, pr.exited); err != nil {
 		pipes.closeAll()
 		if stdin.pipe != nil {
 			stdin.r.Close()
@@ -194,18 +223,46 @@ func (p *pod) startShim(c *ctr, n int, argv []string, env []envVar, workDir stri
 	return pr, st.StartedAt, nil
 }
 
+// shimFiles are the descriptors a shim gets: the attempt's lock (its spec
+// file, flock'ed), the status pipe, stdin, and the output copies for attach
+// (stdout, stderr). The caller keeps them open until launchShim returns.
+type shimFiles struct{ lock, status, stdin, out, err int }
+
 // launchShim hands the attempt to the node's shim supervisor when it has
-// one (files: the descriptors of cmd in the supervisor's order), else
-// starts cmd, the attempt's own shim; exited is closed once the attempt's
-// end is on record (or its shim is gone).
-func (r *Runtime) launchShim(cmd *exec.Cmd, files []*os.File, exited chan<- struct{}) error {
+// one, else starts the attempt's own shim (stdin is files.stdin's File);
+// exited is closed once the attempt's end is on record (or its shim is
+// gone).
+func (r *Runtime) launchShim(specPath string, stdin *os.File, files shimFiles, exited chan<- struct{}) error {
 	if r.supervisor != nil {
-		err := r.supervisor.startContainer(cmd.Args[1], files, exited)
+		err := r.supervisor.startContainer(specPath, []int{files.lock, files.status, files.stdin, files.out, files.err}, exited)
 		if err == nil {
 			return nil
 		}
 		r.log.Warn("the container gets a shim of its own: the shim supervisor failed", "err", err.Error())
 	}
+	return r.startOwnShim(specPath, stdin, files, exited)
+}
+
+// startOwnShim starts the attempt's own shim process, which gets the lock,
+// status and output descriptors as its files 3 to 6. exec.Cmd takes
+// Files, so it is given duplicates (sharing the lock and the pipes),
+// closed once it started.
+func (r *Runtime) startOwnShim(specPath string, stdin *os.File, files shimFiles, exited chan<- struct{}) error {
+	var extra []*os.File
+	defer func() {
+		for _, f := range extra {
+			f.Close()
+		}
+	}()
+	for _, fd := range []int{files.lock, files.status, files.out, files.err} {
+		dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("duplicate a shim descriptor: %w", err)
+		}
+		extra = append(extra, os.NewFile(uintptr(dup), "shim"))
+	}
+	cmd := &exec.Cmd{Path: r.helper, Args: []string{shim.Arg0, specPath}, Dir: "/", Stdin: stdin,
+		ExtraFiles: extra, SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
 	return r.startShimProcess(cmd, exited)
 }
 
@@ -219,34 +276,60 @@ func (r *Runtime) startShimProcess(cmd *exec.Cmd, exited chan<- struct{}) error 
 	return nil
 }
 
-// shimPipes are the pipes between the agent and a shim it starts.
+// shimPipes are the pipes between the agent and a shim it starts. The
+// agent's (read) ends are read through the runtime's poller; the shim's
+// (write) ends are plain blocking descriptors never registered with it.
+// os.Pipe registers both ends (an fcntl and an epoll_ctl each, another
+// epoll_ctl at close), and File.Fd then made the shim's ends blocking
+// again (another fcntl) before they were handed over: system calls for
+// nothing on every container start. The shim gets blocking ends either way.
 type shimPipes struct {
-	statusR, statusW *os.File
-	outR, outW       *os.File
-	errR, errW       *os.File
+	statusR, outR, errR *os.File
+	// statusW, outW and errW are -1 once closed.
+	statusW, outW, errW int
 }
 
 func newShimPipes() (*shimPipes, error) {
-	var s shimPipes
+	s := shimPipes{statusW: -1, outW: -1, errW: -1}
 	var err error
-	if s.statusR, s.statusW, err = os.Pipe(); err != nil {
-		return nil, fmt.Errorf("pipe: %w", err)
+	if s.statusR, s.statusW, err = childPipe(); err != nil {
+		return nil, err
 	}
-	if s.outR, s.outW, err = os.Pipe(); err != nil {
+	if s.outR, s.outW, err = childPipe(); err != nil {
 		s.closeAll()
-		return nil, fmt.Errorf("pipe: %w", err)
+		s.closeParentEnds()
+		return nil, err
 	}
-	if s.errR, s.errW, err = os.Pipe(); err != nil {
+	if s.errR, s.errW, err = childPipe(); err != nil {
 		s.closeAll()
-		return nil, fmt.Errorf("pipe: %w", err)
+		s.closeParentEnds()
+		return nil, err
 	}
 	return &s, nil
 }
 
+// childPipe is a pipe whose read end, non-blocking, is read through the
+// poller and whose write end, blocking, goes to a shim. A new pipe's ends
+// have no status flags but their access mode, so O_NONBLOCK is set without
+// reading them first.
+func childPipe() (r *os.File, w int, err error) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return nil, -1, os.NewSyscallError("pipe2", err)
+	}
+	if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETFL, unix.O_NONBLOCK); err != nil {
+		unix.Close(p[0])
+		unix.Close(p[1])
+		return nil, -1, os.NewSyscallError("fcntl", err)
+	}
+	return os.NewFile(uintptr(p[0]), "|0"), p[1], nil
+}
+
 func (s *shimPipes) closeChildEnds() {
-	for _, f := range []*os.File{s.statusW, s.outW, s.errW} {
-		if f != nil {
-			f.Close()
+	for _, fd := range []*int{&s.statusW, &s.outW, &s.errW} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
 		}
 	}
 }
@@ -288,27 +371,31 @@ func (b *teeBufferPool) put(buf *[teeBufferSize]byte) { b.pool.Put(buf) }
 // until the shim closes them; then pr.drained is closed. The taps copy
 // what they are given (io.Writer), so the buffers go back to bufs.
 func (s *shimPipes) tee(pr *proc, bufs *teeBufferPool) {
-	done := make(chan struct{})
-	copyTo := func(stream string, r *os.File) {
-		buf := bufs.get()
-		defer bufs.put(buf)
-		for {
-			n, err := r.Read(buf[:])
-			if n > 0 {
-				pr.taps.write(stream, buf[:n])
-			}
-			if err != nil {
-				break
-			}
-		}
-		r.Close()
-		done <- struct{}{}
-	}
-	go copyTo("stdout", s.outR)
-	go copyTo("stderr", s.errR)
-	<-done
-	<-done
+	stderrDone := make(chan struct{})
+	go func() {
+		copyTee(pr, "stderr", s.errR, bufs)
+		close(stderrDone)
+	}()
+	copyTee(pr, "stdout", s.outR, bufs)
+	<-stderrDone
 	close(pr.drained)
+}
+
+// copyTee hands what r gives to pr's taps as stream until r ends, then
+// closes r.
+func copyTee(pr *proc, stream string, r *os.File, bufs *teeBufferPool) {
+	buf := bufs.get()
+	defer bufs.put(buf)
+	for {
+		n, err := r.Read(buf[:])
+		if n > 0 {
+			pr.taps.write(stream, buf[:n])
+		}
+		if err != nil {
+			break
+		}
+	}
+	r.Close()
 }
 
 func parseEnviron(env []string) []envVar {

@@ -56,17 +56,13 @@ func newSupervisorClient(root, helper string, log *slog.Logger) (*supervisorClie
 }
 
 // startContainer hands the supervisor one attempt (its spec at specPath
-// and the shim's descriptors: lock, status, stdin, tee out, tee err);
+// and the shim's descriptors fds: lock, status, stdin, tee out, tee err);
 // exited is closed once the supervisor is done with it (its end recorded)
 // or gone.
-func (s *supervisorClient) startContainer(specPath string, files []*os.File, exited chan<- struct{}) error {
+func (s *supervisorClient) startContainer(specPath string, fds []int, exited chan<- struct{}) error {
 	conn, err := s.connect()
 	if err != nil {
 		return err
-	}
-	fds := make([]int, len(files))
-	for i, f := range files {
-		fds[i] = int(f.Fd())
 	}
 	msg := append([]byte{shim.MsgContainer}, specPath...)
 	if err := syscall.Sendmsg(int(conn.Fd()), msg, syscall.UnixRights(fds...), nil, 0); err != nil {
