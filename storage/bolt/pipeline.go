@@ -1,0 +1,257 @@
+package bolt
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/batchlet/batchlet/storage"
+)
+
+// The commit pipeline. The writer goroutine stages a batch, appends it to
+// the WAL (the page cache) and hands it to the syncer goroutine, then goes
+// on with the next batch while the syncer runs fdatasync. One fdatasync
+// covers every batch appended before it started, so the syncer takes all
+// batches queued when it is free, syncs once and then, in order, installs
+// their events in the overlay, publishes them and answers their callers.
+// A write is thus visible (Get, List, Watch) and answered only once it is
+// durable, and the checkpointer only ever sees durable events; batches
+// staged meanwhile see the writes still in flight through
+// pipeline.inflight.
+//
+// A failed fdatasync fails its batches and every later one (the WAL error
+// latch): those were staged against the failed writes.
+
+// maxFlights bounds the batches appended but not yet synced.
+const maxFlights = 64
+
+// flight is a batch on its way through the pipeline.
+type flight struct {
+	batch   []*request
+	results []result
+	events  []storage.Event
+	err     error    // the batch failed before it reached the WAL
+	file    *os.File // the segment its record went to
+	start   int64    // the record's offset in it
+	filled  bool     // the segment is zero-filled (walspare.go)
+	done    chan struct{}
+}
+
+// appended reports whether the flight's record is in the WAL.
+func (f *flight) appended() bool { return f.err == nil && len(f.events) > 0 }
+
+// inflightKV is a key's state after a write not yet answered.
+type inflightKV struct {
+	kv  *storage.KeyValue // nil: deleted
+	rev int64
+}
+
+// pipeline is the writer goroutine's view of its batches in flight.
+type pipeline struct {
+	out   chan<- *flight
+	queue []*flight // sent to the syncer, oldest first, until seen done
+	// inflight holds the latest state of the keys written by the queued
+	// flights; a key leaves it once the overlay has that state.
+	inflight map[string]inflightKV
+	lastRev  int64 // the revision of the last write appended
+}
+
+// writer commits queued writes in batches until the queue is closed, then
+// waits until every batch is answered.
+func (b *Backend) writer() {
+	defer close(b.writerD)
+	flights := make(chan *flight, maxFlights)
+	synced := make(chan struct{})
+	go b.syncer(flights, synced)
+	p := &pipeline{out: flights, inflight: map[string]inflightKV{}, lastRev: b.rev.Load()}
+	for r := range b.reqs {
+		batch := b.drain(append(make([]*request, 0, 8), r))
+		b.waitForRoom()
+		b.launch(p, batch)
+	}
+	close(flights)
+	<-synced
+}
+
+// launch stages the batch, appends it to the WAL and hands it to the
+// syncer.
+func (b *Backend) launch(p *pipeline, batch []*request) {
+	p.prune()
+	f := &flight{batch: batch, results: make([]result, len(batch)), done: make(chan struct{})}
+	f.events, f.err = b.stage(batch, f.results, b.makeRoom(p), p)
+	if f.appended() {
+		f.file, f.start, f.filled = b.wal.f, b.wal.size, b.wal.filled
+		f.err = b.appendWAL(f.events)
+	}
+	if f.appended() {
+		p.track(f.events)
+	}
+	p.queue = append(p.queue, f)
+	p.out <- f
+}
+
+// track records the state each event leaves its key in.
+func (p *pipeline) track(events []storage.Event) {
+	for i := range events {
+		ev := &events[i]
+		e := inflightKV{rev: ev.KV.ModRevision}
+		if ev.Type != storage.EventDeleted {
+			kv := ev.KV
+			e.kv = &kv
+		}
+		p.inflight[ev.KV.Key] = e
+	}
+	p.lastRev = events[len(events)-1].KV.ModRevision
+}
+
+// prune forgets the flights answered so far: their keys' states are in
+// the overlay now, unless a later flight changed them again.
+func (p *pipeline) prune() {
+	for len(p.queue) > 0 {
+		f := p.queue[0]
+		select {
+		case <-f.done:
+		default:
+			return
+		}
+		p.forget(f)
+		p.queue[0] = nil
+		p.queue = p.queue[1:]
+	}
+}
+
+func (p *pipeline) forget(f *flight) {
+	if !f.appended() {
+		return // its revisions may have been handed out again
+	}
+	for i := range f.events {
+		key := f.events[i].KV.Key
+		if e, ok := p.inflight[key]; ok && e.rev == f.events[i].KV.ModRevision {
+			delete(p.inflight, key)
+		}
+	}
+}
+
+// settle waits until every flight is answered.
+func (p *pipeline) settle() {
+	for _, f := range p.queue {
+		<-f.done
+	}
+	p.prune()
+}
+
+// syncer makes the flights durable and answers them, in order, until
+// flights is closed.
+func (b *Backend) syncer(flights <-chan *flight, exited chan<- struct{}) {
+	defer close(exited)
+	var failed error // set by a failed fdatasync: every later flight fails
+	group := make([]*flight, 0, maxFlights)
+	for f := range flights {
+		group = collect(flights, append(group[:0], f))
+		if failed == nil {
+			failed = b.syncGroup(group)
+		}
+		b.finish(group, failed)
+		clear(group)
+	}
+}
+
+// collect adds the flights already queued.
+func collect(flights <-chan *flight, group []*flight) []*flight {
+	for {
+		select {
+		case f, ok := <-flights:
+			if !ok {
+				return group
+			}
+			group = append(group, f)
+		default:
+			return group
+		}
+	}
+}
+
+// syncGroup makes the group's records durable with one fdatasync. When it
+// fails, the WAL is latched and the group's records are cut off again
+// where possible, so a restart does not bring back writes whose callers
+// were told they failed.
+func (b *Backend) syncGroup(group []*flight) error {
+	var first, last *flight
+	for _, f := range group {
+		if f.appended() {
+			if first == nil {
+				first = f
+			}
+			last = f
+		}
+	}
+	if last == nil {
+		return nil
+	}
+	b.stats.commits.Add(1)
+	err := b.wal.sync(last.file)
+	if err == nil {
+		return nil
+	}
+	b.walErrMu.Lock()
+	defer b.walErrMu.Unlock()
+	b.latchWAL(err)
+	// Under walErrMu no append runs, and none follows the latch: the
+	// segment ends at wal.size.
+	if cerr := cutRecords(first.file, first.start, b.wal.size-first.start, first.filled); cerr != nil {
+		b.opts.Logger.Error("could not cut failed writes off the write-ahead log", "file", b.path, "err", cerr)
+	}
+	return err
+}
+
+// finish installs the durable events of the group in the overlay,
+// publishes them and answers every caller; failed (non-nil) fails every
+// flight of the group.
+func (b *Backend) finish(group []*flight, failed error) {
+	var events []storage.Event
+	for _, f := range group {
+		if failed == nil && f.appended() {
+			events = appendEvents(events, f.events, len(group))
+		}
+	}
+	if len(events) > 0 {
+		b.mu.Lock()
+		b.ov.install(events)
+		b.rev.Store(events[len(events)-1].KV.ModRevision)
+		b.mu.Unlock()
+		b.hub.Publish(events)
+		b.kickCheckpoint()
+	}
+	for _, f := range group {
+		b.answer(f, failed)
+		close(f.done)
+	}
+}
+
+// appendEvents adds more to events, without copying when there is only
+// one flight.
+func appendEvents(events, more []storage.Event, flights int) []storage.Event {
+	if flights == 1 {
+		return more
+	}
+	return append(events, more...)
+}
+
+// answer sends each caller of the flight its result.
+func (b *Backend) answer(f *flight, failed error) {
+	err := f.err
+	if err == nil {
+		err = failed
+	}
+	if err != nil {
+		err = fmt.Errorf("commit %d writes: %w", len(f.batch), err)
+		for i := range f.results {
+			f.results[i] = result{err: err}
+		}
+		b.stats.failedCommits.Add(1)
+	} else {
+		b.stats.record(len(f.batch), len(f.events))
+	}
+	for i, r := range f.batch {
+		r.done <- f.results[i]
+	}
+}
