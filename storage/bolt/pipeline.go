@@ -8,21 +8,20 @@ import (
 )
 
 // The commit pipeline. The writer goroutine stages a batch, appends it to
-// the WAL (the page cache) and hands it to the syncer goroutine, then goes
-// on with the next batch while the syncer runs fdatasync. One fdatasync
-// covers every batch appended before it started, so the syncer takes all
-// batches queued when it is free, syncs once and then, in order, installs
-// their events in the overlay, publishes them and answers their callers.
-// A write is thus visible (Get, List, Watch) and answered only once it is
-// durable, and the checkpointer only ever sees durable events; batches
-// staged meanwhile see the writes still in flight through
-// pipeline.inflight.
+// the WAL (the page cache) and hands it to the syncer goroutine, which
+// makes it durable with one fdatasync and then installs its events in the
+// overlay, publishes them and answers its callers. The writer stages the
+// next batch from the writes queued during that fdatasync while the syncer
+// installs and answers the previous one, so only staging and the
+// fdatasync stay on the commit path. The writer waits for the fdatasync
+// under way before it appends, which keeps batches as large as before
+// (one record and one fdatasync per batch). A write is visible (Get, List,
+// Watch) and answered only once it is durable, and the checkpointer only
+// ever sees durable events; a batch staged meanwhile sees the writes of
+// the one still in flight through pipeline.inflight.
 //
 // A failed fdatasync fails its batches and every later one (the WAL error
 // latch): those were staged against the failed writes.
-
-// maxFlights bounds the batches appended but not yet synced.
-const maxFlights = 64
 
 // flight is a batch on its way through the pipeline.
 type flight struct {
@@ -47,7 +46,11 @@ type inflightKV struct {
 
 // pipeline is the writer goroutine's view of its batches in flight.
 type pipeline struct {
-	out   chan<- *flight
+	out chan<- *flight
+	// idle holds a token while no fdatasync is under way: the writer takes
+	// it before it appends a batch, the syncer gives it back once the
+	// batch is synced.
+	idle  chan struct{}
 	queue []*flight // sent to the syncer, oldest first, until seen done
 	// inflight holds the latest state of the keys written by the queued
 	// flights; a key leaves it once the overlay has that state.
@@ -59,11 +62,14 @@ type pipeline struct {
 // waits until every batch is answered.
 func (b *Backend) writer() {
 	defer close(b.writerD)
-	flights := make(chan *flight, maxFlights)
+	flights := make(chan *flight, 1)
+	idle := make(chan struct{}, 1)
+	idle <- struct{}{}
 	synced := make(chan struct{})
-	go b.syncer(flights, synced)
-	p := &pipeline{out: flights, inflight: map[string]inflightKV{}, lastRev: b.rev.Load()}
+	go b.syncer(flights, idle, synced)
+	p := &pipeline{out: flights, idle: idle, inflight: map[string]inflightKV{}, lastRev: b.rev.Load()}
 	for r := range b.reqs {
+		<-idle // the writes queued meanwhile join this batch
 		batch := b.drain(append(make([]*request, 0, 8), r))
 		b.waitForRoom()
 		b.launch(p, batch)
@@ -141,54 +147,24 @@ func (p *pipeline) settle() {
 
 // syncer makes the flights durable and answers them, in order, until
 // flights is closed.
-func (b *Backend) syncer(flights <-chan *flight, exited chan<- struct{}) {
+func (b *Backend) syncer(flights <-chan *flight, idle chan<- struct{}, exited chan<- struct{}) {
 	defer close(exited)
 	var failed error // set by a failed fdatasync: every later flight fails
-	group := make([]*flight, 0, maxFlights)
 	for f := range flights {
-		group = collect(flights, append(group[:0], f))
-		if failed == nil {
-			failed = b.syncGroup(group)
+		if failed == nil && f.appended() {
+			failed = b.syncFlight(f)
 		}
-		b.finish(group, failed)
-		clear(group)
+		idle <- struct{}{}
+		b.finish(f, failed)
 	}
 }
 
-// collect adds the flights already queued.
-func collect(flights <-chan *flight, group []*flight) []*flight {
-	for {
-		select {
-		case f, ok := <-flights:
-			if !ok {
-				return group
-			}
-			group = append(group, f)
-		default:
-			return group
-		}
-	}
-}
-
-// syncGroup makes the group's records durable with one fdatasync. When it
-// fails, the WAL is latched and the group's records are cut off again
-// where possible, so a restart does not bring back writes whose callers
-// were told they failed.
-func (b *Backend) syncGroup(group []*flight) error {
-	var first, last *flight
-	for _, f := range group {
-		if f.appended() {
-			if first == nil {
-				first = f
-			}
-			last = f
-		}
-	}
-	if last == nil {
-		return nil
-	}
+// syncFlight makes the flight's record durable. When the fdatasync fails,
+// the WAL is latched and the record is cut off again where possible, so a
+// restart does not bring back writes whose callers were told they failed.
+func (b *Backend) syncFlight(f *flight) error {
 	b.stats.commits.Add(1)
-	err := b.wal.sync(last.file)
+	err := b.wal.sync(f.file)
 	if err == nil {
 		return nil
 	}
@@ -197,50 +173,26 @@ func (b *Backend) syncGroup(group []*flight) error {
 	b.latchWAL(err)
 	// Under walErrMu no append runs, and none follows the latch: the
 	// segment ends at wal.size.
-	if cerr := cutRecords(first.file, first.start, b.wal.size-first.start, first.filled); cerr != nil {
+	if cerr := cutRecords(f.file, f.start, b.wal.size-f.start, f.filled); cerr != nil {
 		b.opts.Logger.Error("could not cut failed writes off the write-ahead log", "file", b.path, "err", cerr)
 	}
 	return err
 }
 
-// finish installs the durable events of the group in the overlay,
-// publishes them and answers every caller; failed (non-nil) fails every
-// flight of the group.
-func (b *Backend) finish(group []*flight, failed error) {
-	var events []storage.Event
-	for _, f := range group {
-		if failed == nil && f.appended() {
-			events = appendEvents(events, f.events, len(group))
-		}
-	}
-	if len(events) > 0 {
-		b.mu.Lock()
-		b.ov.install(events)
-		b.rev.Store(events[len(events)-1].KV.ModRevision)
-		b.mu.Unlock()
-		b.hub.Publish(events)
-		b.kickCheckpoint()
-	}
-	for _, f := range group {
-		b.answer(f, failed)
-		close(f.done)
-	}
-}
-
-// appendEvents adds more to events, without copying when there is only
-// one flight.
-func appendEvents(events, more []storage.Event, flights int) []storage.Event {
-	if flights == 1 {
-		return more
-	}
-	return append(events, more...)
-}
-
-// answer sends each caller of the flight its result.
-func (b *Backend) answer(f *flight, failed error) {
+// finish installs the flight's events in the overlay, publishes them and
+// answers every caller; failed (non-nil) fails the flight.
+func (b *Backend) finish(f *flight, failed error) {
 	err := f.err
 	if err == nil {
 		err = failed
+	}
+	if err == nil && len(f.events) > 0 {
+		b.mu.Lock()
+		b.ov.install(f.events)
+		b.rev.Store(f.events[len(f.events)-1].KV.ModRevision)
+		b.mu.Unlock()
+		b.hub.Publish(f.events)
+		b.kickCheckpoint()
 	}
 	if err != nil {
 		err = fmt.Errorf("commit %d writes: %w", len(f.batch), err)
@@ -254,4 +206,5 @@ func (b *Backend) answer(f *flight, failed error) {
 	for i, r := range f.batch {
 		r.done <- f.results[i]
 	}
+	close(f.done)
 }

@@ -40,6 +40,9 @@ type wal struct {
 	// memory, whose fdatasync is free and whose zeros would take memory).
 	noSpares bool
 	log      *slog.Logger
+	// fsync makes a segment's appended records durable: fdatasync, or a
+	// test's stand-in that blocks or fails.
+	fsync func(*os.File) error
 
 	// Only the writer goroutine touches these.
 	f      *os.File
@@ -93,7 +96,7 @@ func decodePayload(p []byte) ([]walEvent, error) {
 // openWAL starts a fresh segment after the existing ones; the caller has
 // recovered and checkpointed those, and removes them with release.
 func openWAL(dbPath string, maxSize int64, existing []string, lastRev int64, noSync bool, log *slog.Logger) (*wal, error) {
-	w := &wal{prefix: segmentPrefix(dbPath), dir: filepath.Dir(dbPath), maxSize: maxSize, noSync: noSync, log: log}
+	w := &wal{prefix: segmentPrefix(dbPath), dir: filepath.Dir(dbPath), maxSize: maxSize, noSync: noSync, log: log, fsync: fdatasync}
 	w.noSpares = noSync || inMemoryFS(w.dir)
 	if err := w.removeSpares(); err != nil {
 		return nil, err
@@ -226,7 +229,7 @@ func (w *wal) sync(f *os.File) error {
 	if w.noSync {
 		return nil
 	}
-	if err := fdatasync(f); err != nil {
+	if err := w.fsync(f); err != nil {
 		return fmt.Errorf("sync wal: %w", err)
 	}
 	return nil
