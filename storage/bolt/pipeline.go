@@ -3,25 +3,32 @@ package bolt
 import (
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/batchlet/batchlet/storage"
 )
 
 // The commit pipeline. The writer goroutine stages a batch, appends it to
-// the WAL (the page cache) and hands it to the syncer goroutine, which
-// makes it durable with one fdatasync and then installs its events in the
-// overlay, publishes them and answers its callers. The writer stages the
-// next batch from the writes queued during that fdatasync while the syncer
-// installs and answers the previous one, so only staging and the
-// fdatasync stay on the commit path. The writer waits for the fdatasync
-// under way before it appends, which keeps batches as large as before
-// (one record and one fdatasync per batch). A write is visible (Get, List,
-// Watch) and answered only once it is durable, and the checkpointer only
-// ever sees durable events; a batch staged meanwhile sees the writes of
-// the one still in flight through pipeline.inflight.
+// the WAL (the page cache) and hands it to a sync worker, which makes it
+// durable with its own fdatasync; up to syncSlots fdatasyncs run at once.
+// The finisher goroutine then takes the batches in the order they were
+// appended and, once a batch's fdatasync has returned, installs its
+// events in the overlay, publishes them and answers its callers. So a
+// write that arrives while an fdatasync runs is appended and synced at
+// once instead of waiting for that fdatasync to end (the disk serves
+// concurrent ones about as fast as one), and installing and answering
+// leave the commit path. A write is still visible (Get, List, Watch) and
+// answered only once it is durable, revisions are installed and published
+// in order, and the checkpointer only ever sees durable events; a batch
+// staged meanwhile sees the writes still in flight through
+// pipeline.inflight.
 //
-// A failed fdatasync fails its batches and every later one (the WAL error
-// latch): those were staged against the failed writes.
+// A failed fdatasync fails its batch and every later one (the WAL error
+// latch), even one whose own fdatasync succeeded: those were staged
+// against the failed writes.
+
+// syncSlots is how many fdatasyncs may run at once.
+const syncSlots = 4
 
 // flight is a batch on its way through the pipeline.
 type flight struct {
@@ -32,7 +39,9 @@ type flight struct {
 	file    *os.File // the segment its record went to
 	start   int64    // the record's offset in it
 	filled  bool     // the segment is zero-filled (walspare.go)
-	done    chan struct{}
+	syncErr error    // set before synced is closed
+	synced  chan struct{}
+	done    chan struct{} // closed once answered
 }
 
 // appended reports whether the flight's record is in the WAL.
@@ -46,12 +55,9 @@ type inflightKV struct {
 
 // pipeline is the writer goroutine's view of its batches in flight.
 type pipeline struct {
-	out chan<- *flight
-	// idle holds a token while no fdatasync is under way: the writer takes
-	// it before it appends a batch, the syncer gives it back once the
-	// batch is synced.
-	idle  chan struct{}
-	queue []*flight // sent to the syncer, oldest first, until seen done
+	toSync  chan<- *flight
+	inOrder chan<- *flight
+	queue   []*flight // sent to the syncer, oldest first, until seen done
 	// inflight holds the latest state of the keys written by the queued
 	// flights; a key leaves it once the overlay has that state.
 	inflight map[string]inflightKV
@@ -62,27 +68,35 @@ type pipeline struct {
 // waits until every batch is answered.
 func (b *Backend) writer() {
 	defer close(b.writerD)
-	flights := make(chan *flight, 1)
-	idle := make(chan struct{}, 1)
-	idle <- struct{}{}
-	synced := make(chan struct{})
-	go b.syncer(flights, idle, synced)
-	p := &pipeline{out: flights, idle: idle, inflight: map[string]inflightKV{}, lastRev: b.rev.Load()}
+	slots := make(chan struct{}, syncSlots) // a token per fdatasync that may start
+	for range syncSlots {
+		slots <- struct{}{}
+	}
+	toSync := make(chan *flight, syncSlots)
+	inOrder := make(chan *flight, 2*syncSlots)
+	var wg sync.WaitGroup
+	wg.Add(syncSlots + 1)
+	for range syncSlots {
+		go func() { defer wg.Done(); b.syncWorker(toSync, slots) }()
+	}
+	go func() { defer wg.Done(); b.finisher(inOrder) }()
+	p := &pipeline{toSync: toSync, inOrder: inOrder, inflight: map[string]inflightKV{}, lastRev: b.rev.Load()}
 	for r := range b.reqs {
-		<-idle // the writes queued meanwhile join this batch
+		<-slots // the writes queued meanwhile join this batch
 		batch := b.drain(append(make([]*request, 0, 8), r))
 		b.waitForRoom()
 		b.launch(p, batch)
 	}
-	close(flights)
-	<-synced
+	close(toSync)
+	close(inOrder)
+	wg.Wait()
 }
 
-// launch stages the batch, appends it to the WAL and hands it to the
-// syncer.
+// launch stages the batch, appends it to the WAL and hands it to a sync
+// worker and the finisher.
 func (b *Backend) launch(p *pipeline, batch []*request) {
 	p.prune()
-	f := &flight{batch: batch, results: make([]result, len(batch)), done: make(chan struct{})}
+	f := &flight{batch: batch, results: make([]result, len(batch)), synced: make(chan struct{}), done: make(chan struct{})}
 	f.events, f.err = b.stage(batch, f.results, b.makeRoom(p), p)
 	if f.appended() {
 		f.file, f.start, f.filled = b.wal.f, b.wal.size, b.wal.filled
@@ -92,7 +106,8 @@ func (b *Backend) launch(p *pipeline, batch []*request) {
 		p.track(f.events)
 	}
 	p.queue = append(p.queue, f)
-	p.out <- f
+	p.inOrder <- f
+	p.toSync <- f
 }
 
 // track records the state each event leaves its key in.
@@ -145,16 +160,27 @@ func (p *pipeline) settle() {
 	p.prune()
 }
 
-// syncer makes the flights durable and answers them, in order, until
-// flights is closed.
-func (b *Backend) syncer(flights <-chan *flight, idle chan<- struct{}, exited chan<- struct{}) {
-	defer close(exited)
-	var failed error // set by a failed fdatasync: every later flight fails
+// syncWorker makes flights durable, each with its own fdatasync, and
+// gives back a slot after each.
+func (b *Backend) syncWorker(flights <-chan *flight, slots chan<- struct{}) {
 	for f := range flights {
-		if failed == nil && f.appended() {
-			failed = b.syncFlight(f)
+		if f.appended() {
+			f.syncErr = b.syncFlight(f)
 		}
-		idle <- struct{}{}
+		close(f.synced)
+		slots <- struct{}{}
+	}
+}
+
+// finisher answers the flights in the order they were appended, each once
+// its fdatasync has returned, until flights is closed.
+func (b *Backend) finisher(flights <-chan *flight) {
+	var failed error // the first failed fdatasync: every later flight fails
+	for f := range flights {
+		<-f.synced
+		if failed == nil {
+			failed = f.syncErr
+		}
 		b.finish(f, failed)
 	}
 }
@@ -172,7 +198,8 @@ func (b *Backend) syncFlight(f *flight) error {
 	defer b.walErrMu.Unlock()
 	b.latchWAL(err)
 	// Under walErrMu no append runs, and none follows the latch: the
-	// segment ends at wal.size.
+	// segment ends at wal.size. Later records go too: they fail with this
+	// one.
 	if cerr := cutRecords(f.file, f.start, b.wal.size-f.start, f.filled); cerr != nil {
 		b.opts.Logger.Error("could not cut failed writes off the write-ahead log", "file", b.path, "err", cerr)
 	}

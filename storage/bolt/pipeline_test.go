@@ -15,18 +15,18 @@ import (
 	"github.com/batchlet/batchlet/storage"
 )
 
-// heldSync stands in for fdatasync: each call reports on entered and
-// returns what the test sends on release.
+// heldSync stands in for fdatasync: each call sends a channel on calls
+// and returns what the test sends on it.
 type heldSync struct {
-	entered chan struct{}
-	release chan error
+	calls chan chan error
 }
 
 func holdSyncs(b *Backend) *heldSync {
-	h := &heldSync{entered: make(chan struct{}), release: make(chan error)}
+	h := &heldSync{calls: make(chan chan error)}
 	b.wal.fsync = func(*os.File) error {
-		h.entered <- struct{}{}
-		return <-h.release
+		release := make(chan error)
+		h.calls <- release
+		return <-release
 	}
 	return h
 }
@@ -65,7 +65,7 @@ func TestWriteInvisibleUntilSynced(t *testing.T) {
 		rev, err := b.Create(ctx, "/k/a", []byte("a"))
 		created <- result{rev: rev, err: err}
 	}()
-	<-h.entered // appended to the WAL, its fdatasync under way
+	held := <-h.calls // appended to the WAL, its fdatasync under way
 	if _, err := b.Get(ctx, "/k/a"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("Get before the sync = %v, want ErrNotFound", err)
 	}
@@ -81,7 +81,7 @@ func TestWriteInvisibleUntilSynced(t *testing.T) {
 		t.Fatalf("Create answered before its sync: %+v", res)
 	default:
 	}
-	h.release <- nil
+	held <- nil
 	res := <-created
 	if res.err != nil || res.rev != rev0+1 {
 		t.Fatalf("Create = %d, %v; want revision %d", res.rev, res.err, rev0+1)
@@ -110,10 +110,12 @@ func TestFailedSyncFailsLaterWrites(t *testing.T) {
 	errs := make(chan error, 3)
 	write := func(key string) { _, err := b.Create(ctx, key, []byte(key)); errs <- err }
 	go write("/k/failed")
-	<-h.entered
-	// Queued while the failing fdatasync runs: staged after it.
+	failing := <-h.calls
+	// Appended while the failing fdatasync runs, staged on top of it, and
+	// synced by an fdatasync of its own that succeeds first.
 	go write("/k/later")
-	h.release <- syscall.EIO
+	(<-h.calls) <- nil
+	failing <- syscall.EIO
 	for range 2 {
 		if err := <-errs; !errors.Is(err, syscall.EIO) {
 			t.Fatalf("write after a failed fdatasync = %v, want EIO", err)
@@ -140,8 +142,10 @@ func TestFailedSyncFailsLaterWrites(t *testing.T) {
 	// write whose caller was told it failed.
 	b = openSynced(t, path)
 	defer func() { _ = b.Close() }()
-	if _, err := b.Get(ctx, "/k/failed"); !errors.Is(err, storage.ErrNotFound) {
-		t.Fatalf("after reopening, Get /k/failed = %v, want ErrNotFound", err)
+	for _, key := range []string{"/k/failed", "/k/later"} {
+		if _, err := b.Get(ctx, key); !errors.Is(err, storage.ErrNotFound) {
+			t.Fatalf("after reopening, Get %s = %v, want ErrNotFound", key, err)
+		}
 	}
 	if kv, err := b.Get(ctx, "/k/kept"); err != nil || string(kv.Value) != "kept" {
 		t.Fatalf("after reopening, Get /k/kept = %q, %v", kv.Value, err)
@@ -252,18 +256,18 @@ func TestCloseAnswersWritesInFlight(t *testing.T) {
 			answers <- answer{key, err}
 		}()
 	}
-	<-h.entered // one batch is being synced, the others wait or queue
+	first := <-h.calls // one batch is being synced, the others wait or queue
 	closed := make(chan error, 1)
 	go func() { closed <- b.Close() }()
 	for !b.isClosed() {
 		runtime.Gosched()
 	}
 	go func() { // every later batch syncs at once
-		for range h.entered {
-			h.release <- nil
+		for release := range h.calls {
+			release <- nil
 		}
 	}()
-	h.release <- nil
+	first <- nil
 	var ok []string
 	for range writers {
 		a := <-answers
@@ -277,7 +281,7 @@ func TestCloseAnswersWritesInFlight(t *testing.T) {
 	if err := <-closed; err != nil {
 		t.Fatal(err)
 	}
-	close(h.entered) // no sync follows Close
+	close(h.calls) // no sync follows Close
 	if len(ok) == 0 {
 		t.Fatal("no write in flight was committed")
 	}
