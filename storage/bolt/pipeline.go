@@ -9,26 +9,30 @@ import (
 )
 
 // The commit pipeline. The writer goroutine stages a batch, appends it to
-// the WAL (the page cache) and hands it to a sync worker, which makes it
-// durable with its own fdatasync; up to syncSlots fdatasyncs run at once.
-// The finisher goroutine then takes the batches in the order they were
-// appended and, once a batch's fdatasync has returned, installs its
-// events in the overlay, publishes them and answers its callers. So a
-// write that arrives while an fdatasync runs is appended and synced at
-// once instead of waiting for that fdatasync to end (the disk serves
-// concurrent ones about as fast as one), and installing and answering
-// leave the commit path. A write is still visible (Get, List, Watch) and
-// answered only once it is durable, revisions are installed and published
-// in order, and the checkpointer only ever sees durable events; a batch
-// staged meanwhile sees the writes still in flight through
-// pipeline.inflight.
+// the WAL (the page cache) and hands it to the sync worker, which makes it
+// durable with one fdatasync. The finisher goroutine then takes the
+// batches in the order they were appended and, once a batch's fdatasync
+// has returned, installs its events in the overlay, publishes them and
+// answers its callers. The writer stages the next batch from the writes
+// queued meanwhile as soon as that fdatasync returns, while the finisher
+// still installs and answers the previous one, so installing, publishing
+// and answering leave the commit path. A write is visible (Get, List,
+// Watch) and answered only once it is durable, revisions are installed
+// and published in order, and the checkpointer only ever sees durable
+// events; a batch staged before the previous one is installed sees its
+// writes through pipeline.inflight.
 //
 // A failed fdatasync fails its batch and every later one (the WAL error
-// latch), even one whose own fdatasync succeeded: those were staged
-// against the failed writes.
+// latch): those were staged against the failed writes.
 
-// syncSlots is how many fdatasyncs may run at once.
-const syncSlots = 4
+// syncSlots is how many fdatasyncs may run at once, so how many records
+// may be appended but not yet durable. It stays 1: the disk serves
+// concurrent fdatasyncs about as fast as one (docs/benchmarks.md, session
+// 10), but a machine crash could then leave a torn record followed by a
+// whole one, which replay (walreplay.go) rightly takes for damage of an
+// acknowledged write and refuses. More slots need replay to tell the two
+// apart first.
+const syncSlots = 1
 
 // flight is a batch on its way through the pipeline.
 type flight struct {
