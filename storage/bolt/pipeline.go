@@ -61,7 +61,7 @@ type inflightKV struct {
 type pipeline struct {
 	toSync  chan<- *flight
 	inOrder chan<- *flight
-	queue   []*flight // sent to the syncer, oldest first, until seen done
+	queue   []*flight // launched, oldest first, until seen answered
 	// inflight holds the latest state of the keys written by the queued
 	// flights; a key leaves it once the overlay has that state.
 	inflight map[string]inflightKV
