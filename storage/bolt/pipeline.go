@@ -3,48 +3,42 @@ package bolt
 import (
 	"fmt"
 	"os"
-	"sync"
 
 	"github.com/batchlet/batchlet/storage"
 )
 
 // The commit pipeline. The writer goroutine stages a batch, appends it to
-// the WAL (the page cache) and hands it to the sync worker, which makes it
-// durable with one fdatasync. The finisher goroutine then takes the
-// batches in the order they were appended and, once a batch's fdatasync
-// has returned, installs its events in the overlay, publishes them and
-// answers its callers. The writer stages the next batch from the writes
-// queued meanwhile as soon as that fdatasync returns, while the finisher
-// still installs and answers the previous one, so installing, publishing
-// and answering leave the commit path. A write is visible (Get, List,
-// Watch) and answered only once it is durable, revisions are installed
-// and published in order, and the checkpointer only ever sees durable
-// events; a batch staged before the previous one is installed sees its
-// writes through pipeline.inflight.
+// the WAL and makes it durable with one fdatasync, then hands it to the
+// finisher goroutine, which installs its events in the overlay, publishes
+// them and answers its callers, in order, while the writer already stages
+// the next batch from the writes queued meanwhile. Installing, publishing
+// and answering thus leave the commit path. A write is visible (Get, List,
+// Watch) and answered only once it is durable, and the checkpointer only
+// ever sees durable events; a batch staged before the previous one is
+// installed sees its writes through pipeline.inflight.
 //
-// A failed fdatasync fails its batch and every later one (the WAL error
-// latch): those were staged against the failed writes.
-
-// syncSlots is how many fdatasyncs may run at once, so how many records
-// may be appended but not yet durable. It stays 1: the disk serves
-// concurrent fdatasyncs about as fast as one (docs/benchmarks.md, session
-// 10), but a machine crash could then leave a torn record followed by a
-// whole one, which replay (walreplay.go) rightly takes for damage of an
-// acknowledged write and refuses. More slots need replay to tell the two
+// One fdatasync at a time: the disk serves concurrent ones about as fast
+// as one (docs/benchmarks.md, session 10), but with two records appended
+// and neither synced a machine crash could leave a torn record followed
+// by a whole one, which replay (walreplay.go) rightly takes for damage of
+// an acknowledged write. Concurrent fdatasyncs need replay to tell the two
 // apart first.
-const syncSlots = 1
+//
+// A failed fdatasync latches the WAL: its batch and every later one fail.
+
+// finishQueue bounds the durable batches waiting for the finisher.
+const finishQueue = 4
 
 // flight is a batch on its way through the pipeline.
 type flight struct {
 	batch   []*request
 	results []result
 	events  []storage.Event
-	err     error    // the batch failed before it reached the WAL
-	file    *os.File // the segment its record went to
-	start   int64    // the record's offset in it
-	filled  bool     // the segment is zero-filled (walspare.go)
-	syncErr error    // set before synced is closed
-	synced  chan struct{}
+	err     error         // the batch failed before it reached the WAL
+	file    *os.File      // the segment its record went to
+	start   int64         // the record's offset in it
+	filled  bool          // the segment is zero-filled (walspare.go)
+	syncErr error         // its fdatasync failed
 	done    chan struct{} // closed once answered
 }
 
@@ -59,9 +53,8 @@ type inflightKV struct {
 
 // pipeline is the writer goroutine's view of its batches in flight.
 type pipeline struct {
-	toSync  chan<- *flight
-	inOrder chan<- *flight
-	queue   []*flight // launched, oldest first, until seen answered
+	finish chan<- *flight
+	queue  []*flight // launched, oldest first, until seen answered
 	// inflight holds the latest state of the keys written by the queued
 	// flights; a key leaves it once the overlay has that state.
 	inflight map[string]inflightKV
@@ -72,46 +65,36 @@ type pipeline struct {
 // waits until every batch is answered.
 func (b *Backend) writer() {
 	defer close(b.writerD)
-	slots := make(chan struct{}, syncSlots) // a token per fdatasync that may start
-	for range syncSlots {
-		slots <- struct{}{}
-	}
-	toSync := make(chan *flight, syncSlots)
-	inOrder := make(chan *flight, 2*syncSlots)
-	var wg sync.WaitGroup
-	wg.Add(syncSlots + 1)
-	for range syncSlots {
-		go func() { defer wg.Done(); b.syncWorker(toSync, slots) }()
-	}
-	go func() { defer wg.Done(); b.finisher(inOrder) }()
-	p := &pipeline{toSync: toSync, inOrder: inOrder, inflight: map[string]inflightKV{}, lastRev: b.rev.Load()}
+	finish := make(chan *flight, finishQueue)
+	finished := make(chan struct{})
+	go b.finisher(finish, finished)
+	p := &pipeline{finish: finish, inflight: map[string]inflightKV{}, lastRev: b.rev.Load()}
 	for r := range b.reqs {
-		<-slots // the writes queued meanwhile join this batch
 		batch := b.drain(append(make([]*request, 0, 8), r))
 		b.waitForRoom()
-		b.launch(p, batch)
+		b.commit(p, batch)
 	}
-	close(toSync)
-	close(inOrder)
-	wg.Wait()
+	close(finish)
+	<-finished
 }
 
-// launch stages the batch, appends it to the WAL and hands it to a sync
-// worker and the finisher.
-func (b *Backend) launch(p *pipeline, batch []*request) {
+// commit stages the batch, appends it to the WAL, syncs it and hands it to
+// the finisher.
+func (b *Backend) commit(p *pipeline, batch []*request) {
 	p.prune()
-	f := &flight{batch: batch, results: make([]result, len(batch)), synced: make(chan struct{}), done: make(chan struct{})}
-	f.events, f.err = b.stage(batch, f.results, b.makeRoom(p), p)
+	f := &flight{batch: batch, results: make([]result, len(batch)), done: make(chan struct{})}
+	f.events, f.err = b.stage(batch, f.results, b.makeRoom(), p)
 	if f.appended() {
 		f.file, f.start, f.filled = b.wal.f, b.wal.size, b.wal.filled
 		f.err = b.appendWAL(f.events)
 	}
 	if f.appended() {
-		p.track(f.events)
+		if f.syncErr = b.syncFlight(f); f.syncErr == nil {
+			p.track(f.events)
+		}
 	}
 	p.queue = append(p.queue, f)
-	p.inOrder <- f
-	p.toSync <- f
+	p.finish <- f
 }
 
 // track records the state each event leaves its key in.
@@ -145,8 +128,8 @@ func (p *pipeline) prune() {
 }
 
 func (p *pipeline) forget(f *flight) {
-	if !f.appended() {
-		return // its revisions may have been handed out again
+	if !f.appended() || f.syncErr != nil {
+		return // never tracked: its revisions may have been handed out again
 	}
 	for i := range f.events {
 		key := f.events[i].KV.Key
@@ -156,32 +139,11 @@ func (p *pipeline) forget(f *flight) {
 	}
 }
 
-// settle waits until every flight is answered.
-func (p *pipeline) settle() {
-	for _, f := range p.queue {
-		<-f.done
-	}
-	p.prune()
-}
-
-// syncWorker makes flights durable, each with its own fdatasync, and
-// gives back a slot after each.
-func (b *Backend) syncWorker(flights <-chan *flight, slots chan<- struct{}) {
-	for f := range flights {
-		if f.appended() {
-			f.syncErr = b.syncFlight(f)
-		}
-		close(f.synced)
-		slots <- struct{}{}
-	}
-}
-
-// finisher answers the flights in the order they were appended, each once
-// its fdatasync has returned, until flights is closed.
-func (b *Backend) finisher(flights <-chan *flight) {
+// finisher answers the flights in order until flights is closed.
+func (b *Backend) finisher(flights <-chan *flight, exited chan<- struct{}) {
+	defer close(exited)
 	var failed error // the first failed fdatasync: every later flight fails
 	for f := range flights {
-		<-f.synced
 		if failed == nil {
 			failed = f.syncErr
 		}
@@ -201,9 +163,7 @@ func (b *Backend) syncFlight(f *flight) error {
 	b.walErrMu.Lock()
 	defer b.walErrMu.Unlock()
 	b.latchWAL(err)
-	// Under walErrMu no append runs, and none follows the latch: the
-	// segment ends at wal.size. Later records go too: they fail with this
-	// one.
+	// The writer runs this: the record is the segment's last.
 	if cerr := cutRecords(f.file, f.start, b.wal.size-f.start, f.filled); cerr != nil {
 		b.opts.Logger.Error("could not cut failed writes off the write-ahead log", "file", b.path, "err", cerr)
 	}

@@ -135,11 +135,10 @@ func (b *Backend) latchWAL(err error) {
 // makeRoom starts a new WAL segment when the current one is full and
 // returns the error creates and updates get while the disk is full (nil
 // when they may run). When no segment can be made, the current one keeps
-// taking deletes in its reserve. The pipeline settles first: rotating
-// closes the segment, whose last records must be synced before.
-func (b *Backend) makeRoom(p *pipeline) error {
+// taking deletes in its reserve. The writer calls it between batches, so
+// every record of the segment it closes is synced.
+func (b *Backend) makeRoom() error {
 	if b.wal.full() {
-		p.settle()
 		err := b.wal.rotate()
 		switch {
 		case err == nil || isNoSpace(err):
