@@ -1,7 +1,8 @@
 // Package bolt is the durable storage.Backend on a bbolt file. Writes are
 // group-committed: one writer goroutine checks every queued write against
-// the current state, appends the whole batch to a write-ahead log with one
-// fdatasync and answers each caller after it. A checkpointer moves batches
+// the current state and appends the whole batch to a write-ahead log; one
+// fdatasync makes it durable, and only then is it visible and each caller
+// answered, while the writer already stages the next batch (pipeline.go). A checkpointer moves batches
 // of WAL-durable writes into bbolt (a synced commit, so the file is always
 // consistent) and drops the WAL segments they cover. A revision log kept in
 // the file feeds watches, also across restarts, and lets List read the

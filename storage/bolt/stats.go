@@ -43,7 +43,7 @@ type counters struct {
 }
 
 // record counts one successful commit of n writes, applied of them with a
-// new revision. Only the writer goroutine calls it.
+// new revision. Only the finisher goroutine (pipeline.go) calls it.
 func (c *counters) record(n, applied int) {
 	c.writes.Add(int64(n))
 	c.applied.Add(int64(applied))

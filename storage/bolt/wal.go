@@ -40,6 +40,9 @@ type wal struct {
 	// memory, whose fdatasync is free and whose zeros would take memory).
 	noSpares bool
 	log      *slog.Logger
+	// fsync makes a segment's appended records durable: fdatasync, or a
+	// test's stand-in that blocks or fails.
+	fsync func(*os.File) error
 
 	// Only the writer goroutine touches these.
 	f      *os.File
@@ -93,7 +96,7 @@ func decodePayload(p []byte) ([]walEvent, error) {
 // openWAL starts a fresh segment after the existing ones; the caller has
 // recovered and checkpointed those, and removes them with release.
 func openWAL(dbPath string, maxSize int64, existing []string, lastRev int64, noSync bool, log *slog.Logger) (*wal, error) {
-	w := &wal{prefix: segmentPrefix(dbPath), dir: filepath.Dir(dbPath), maxSize: maxSize, noSync: noSync, log: log}
+	w := &wal{prefix: segmentPrefix(dbPath), dir: filepath.Dir(dbPath), maxSize: maxSize, noSync: noSync, log: log, fsync: fdatasync}
 	w.noSpares = noSync || inMemoryFS(w.dir)
 	if err := w.removeSpares(); err != nil {
 		return nil, err
@@ -188,9 +191,11 @@ func (w *wal) spareAfter() int64 {
 	return min(w.maxSize/2, spareEarly)
 }
 
-// append writes the events as one record and waits for fdatasync. The
-// caller rotates full segments first. A failed append is cut off again;
-// rolledBack says whether that worked, so the log is as before.
+// append writes the events as one record into the page cache; it is
+// durable once an fdatasync of the segment that started after it returns
+// (pipeline.go). The caller rotates full segments first, and only once
+// every record of the current one is synced. A failed append is cut off
+// again; rolledBack says whether that worked, so the log is as before.
 func (w *wal) append(events []storage.Event) (rolledBack bool, err error) {
 	buf := append(w.buf[:0], make([]byte, 8)...)
 	for i := range events {
@@ -207,11 +212,6 @@ func (w *wal) append(events []storage.Event) (rolledBack bool, err error) {
 	if _, err := w.f.Write(buf); err != nil {
 		return w.rollBack(), fmt.Errorf("append wal: %w", err)
 	}
-	if !w.noSync {
-		if err := fdatasync(w.f); err != nil {
-			return w.rollBack(), fmt.Errorf("sync wal: %w", err)
-		}
-	}
 	w.size += int64(len(buf))
 	w.curMax = events[len(events)-1].KV.ModRevision
 	if w.size >= w.spareAfter() {
@@ -224,22 +224,44 @@ func (w *wal) append(events []storage.Event) (rolledBack bool, err error) {
 	return false, nil
 }
 
+// sync makes every record appended to f so far durable.
+func (w *wal) sync(f *os.File) error {
+	if w.noSync {
+		return nil
+	}
+	if err := w.fsync(f); err != nil {
+		return fmt.Errorf("sync wal: %w", err)
+	}
+	return nil
+}
+
 // rollBack cuts a failed record off the segment, so the next append
 // follows the last good record (a torn record followed by good ones would
-// read as damage on the next start). A zero-filled segment gets its zeros
-// back instead, keeping its length.
+// read as damage on the next start).
 func (w *wal) rollBack() bool {
-	if w.filled {
-		if _, err := w.f.WriteAt(make([]byte, len(w.buf)), w.size); err != nil {
-			return false
-		}
-	} else if err := w.f.Truncate(w.size); err != nil {
+	if cutRecords(w.f, w.size, int64(len(w.buf)), w.filled) != nil {
 		return false
 	}
 	if _, err := w.f.Seek(w.size, io.SeekStart); err != nil {
 		return false
 	}
 	return w.noSync || fdatasync(w.f) == nil
+}
+
+// cutRecords removes the n bytes of records at off from a segment: a
+// zero-filled one gets its zeros back, keeping its length; another one is
+// truncated there.
+func cutRecords(f *os.File, off, n int64, filled bool) error {
+	if filled {
+		if _, err := f.WriteAt(make([]byte, n), off); err != nil {
+			return fmt.Errorf("clear wal records: %w", err)
+		}
+		return nil
+	}
+	if err := f.Truncate(off); err != nil {
+		return fmt.Errorf("truncate wal: %w", err)
+	}
+	return nil
 }
 
 // release removes the full segments whose events are all at or below rev;

@@ -41,6 +41,9 @@ func BenchmarkWALAppendSync(b *testing.B) {
 				if _, err := w.append(events); err != nil {
 					b.Fatal(err)
 				}
+				if err := w.sync(w.f); err != nil {
+					b.Fatal(err)
+				}
 				lat = append(lat, time.Since(start))
 			}
 			b.StopTimer()

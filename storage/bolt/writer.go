@@ -82,18 +82,6 @@ func (b *Backend) submitOwned(ctx context.Context, r *request) result {
 	return <-r.done
 }
 
-// writer commits queued writes in batches until the queue is closed.
-func (b *Backend) writer() {
-	defer close(b.writerD)
-	batch := make([]*request, 0, b.opts.MaxBatch)
-	for r := range b.reqs {
-		batch = append(batch[:0], r)
-		batch = b.drain(batch)
-		b.waitForRoom()
-		b.commit(batch)
-	}
-}
-
 // drain adds whatever is already queued, up to MaxBatch.
 func (b *Backend) drain(batch []*request) []*request {
 	for len(batch) < b.opts.MaxBatch {
@@ -108,38 +96,6 @@ func (b *Backend) drain(batch []*request) []*request {
 		}
 	}
 	return batch
-}
-
-// commit stages the batch against the current state, makes it durable in
-// the WAL with one fdatasync, installs it in the overlay, publishes the
-// events and answers every caller.
-func (b *Backend) commit(batch []*request) {
-	results := make([]result, len(batch))
-	events, err := b.stage(batch, results, b.makeRoom())
-	if err == nil && len(events) > 0 {
-		err = b.appendWAL(events)
-	}
-	b.stats.commits.Add(1)
-	if err != nil {
-		err = fmt.Errorf("commit %d writes: %w", len(batch), err)
-		for i := range results {
-			results[i] = result{err: err}
-		}
-		b.stats.failedCommits.Add(1)
-	} else if len(events) > 0 {
-		b.mu.Lock()
-		b.ov.install(events)
-		b.rev.Store(events[len(events)-1].KV.ModRevision)
-		b.mu.Unlock()
-		b.hub.Publish(events)
-		b.kickCheckpoint()
-	}
-	if err == nil {
-		b.stats.record(len(batch), len(events))
-	}
-	for i, r := range batch {
-		r.done <- results[i]
-	}
 }
 
 // appendWAL writes events to the WAL. A failed append that could not be
@@ -159,18 +115,28 @@ func (b *Backend) appendWAL(events []storage.Event) error {
 		return err
 	}
 	if err != nil {
-		b.walErr = err
-		b.opts.Logger.Error("write-ahead log failed; the store refuses writes until reopened", "file", b.path, "err", err)
+		b.latchWAL(err)
 		return err
 	}
 	b.noteSpace(causeAppend, nil)
 	return nil
 }
 
+// latchWAL makes err the answer to every later write. Called with
+// walErrMu held.
+func (b *Backend) latchWAL(err error) {
+	if b.walErr != nil {
+		return
+	}
+	b.walErr = err
+	b.opts.Logger.Error("write-ahead log failed; the store refuses writes until reopened", "file", b.path, "err", err)
+}
+
 // makeRoom starts a new WAL segment when the current one is full and
 // returns the error creates and updates get while the disk is full (nil
 // when they may run). When no segment can be made, the current one keeps
-// taking deletes in its reserve.
+// taking deletes in its reserve. The writer calls it between batches, so
+// every record of the segment it closes is synced.
 func (b *Backend) makeRoom() error {
 	if b.wal.full() {
 		err := b.wal.rotate()
@@ -179,10 +145,7 @@ func (b *Backend) makeRoom() error {
 			b.noteSpace(causeRotate, err)
 		default:
 			b.walErrMu.Lock()
-			if b.walErr == nil {
-				b.walErr = err
-				b.opts.Logger.Error("write-ahead log failed; the store refuses writes until reopened", "file", b.path, "err", err)
-			}
+			b.latchWAL(err)
 			b.walErrMu.Unlock()
 		}
 	}
@@ -190,9 +153,11 @@ func (b *Backend) makeRoom() error {
 }
 
 // stage evaluates each write in order against the state left by the ones
-// before it and assigns revisions. It fills results and returns the events.
-// With noRoom, creates and updates fail with it and only deletes run.
-func (b *Backend) stage(batch []*request, results []result, noRoom error) ([]storage.Event, error) {
+// before it, those of earlier batches still in flight included, and
+// assigns revisions after the last one appended. It fills results and
+// returns the events. With noRoom, creates and updates fail with it and
+// only deletes run.
+func (b *Backend) stage(batch []*request, results []result, noRoom error, p *pipeline) ([]storage.Event, error) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	tx, err := b.db.Begin(false)
@@ -205,6 +170,9 @@ func (b *Backend) stage(batch []*request, results []result, noRoom error) ([]sto
 	current := func(key string) (*storage.KeyValue, error) {
 		if kv, ok := staged[key]; ok {
 			return kv, nil
+		}
+		if e, ok := p.inflight[key]; ok {
+			return e.kv, nil
 		}
 		if kv, ok := b.ov.get(key); ok {
 			return kv, nil
@@ -220,7 +188,7 @@ func (b *Backend) stage(batch []*request, results []result, noRoom error) ([]sto
 		kv.Value = cloneBytes(kv.Value)
 		return &kv, nil
 	}
-	rev := b.rev.Load()
+	rev := p.lastRev
 	events := make([]storage.Event, 0, len(batch))
 	for i, r := range batch {
 		if noRoom != nil && r.op != opDelete {
