@@ -28,7 +28,8 @@ type pendingResult struct {
 
 // newResults builds the result of each terminated attempt status shows
 // that this process has not recorded yet, reading the log tails from the
-// runtime now, while the pod is surely still there.
+// runtime first, so that the creates need nothing more and can go beside
+// the status patch.
 func (a *Agent) newResults(ctx context.Context, pod *corev1.Pod, st *podState, status *corev1.PodStatus) []pendingResult {
 	if a.cfg.Results.Writer == nil {
 		return nil
