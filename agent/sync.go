@@ -350,14 +350,19 @@ func (a *Agent) writeStatus(ctx context.Context, pod *corev1.Pod, st *podState, 
 	if a.holdFirstStatus(pod, st, &next) {
 		return nil
 	}
+	// The results of the attempts next shows are created beside the
+	// status patch, not after it: each write waits for a durable commit,
+	// and two writes in flight share one where two in a row took two.
+	pending := a.newResults(ctx, pod, st, &next)
+	wait := a.startResults(ctx, pending)
 	rv, err := a.patchStatusRV(ctx, pod, &next)
+	markRecorded(st, pending, wait(), err)
 	if err != nil {
 		return err
 	}
 	a.mu.Lock()
 	st.written, st.writtenRV = &next, rv
 	a.mu.Unlock()
-	a.recordResults(ctx, pod, st, &next)
 	return nil
 }
 
