@@ -10,10 +10,10 @@
 // threshold pod GC the live heap of sim 20,000 is about 300 MB, and Go
 // then collects continuously (up to its 50 % CPU cap). So the Governor
 // sets a limit that follows the live heap: the target while the live heap
-// is at most half of it, then growing as GOGC's heap goal does, a target's
-// half under it (see limitFor). A live heap that jumps for a moment (a
-// burst of writes) then moves the limit a little, not from the target to
-// none.
+// is at most half of it, then closing on GOGC's heap goal, and none once
+// the live heap is three quarters of the target (see limitFor). A live
+// heap that jumps for a moment (a burst of writes) then moves the limit a
+// little, not from the target to none.
 package memtarget
 
 import (
@@ -83,22 +83,32 @@ func (g *Governor) Step() int64 {
 }
 
 // limitFor is the memory limit for a live heap of live bytes collected at
-// gcPercent: the target while GOGC's heap goal, live*(1+gcPercent/100),
-// is at most the target and a half (a live heap of at most half the
-// target at GOGC=200), then that goal less half the target, so that the
-// collector always has at least the live heap, less the runtime's own
-// memory, to grow into, and nearly GOGC's headroom once the live heap is a
-// few times the target. No limit with the collector off.
+// gcPercent. While GOGC's heap goal, live*(1+gcPercent/100), is at most
+// the target and a half (a live heap of at most half the target at
+// GOGC=200) it is the target: the collector then has at least the live
+// heap, less the runtime's own memory, to grow into. Over that, the limit
+// is the goal less an allowance that shrinks from half the target to
+// nothing as the goal grows by another three quarters of the target (a
+// live heap of three quarters of the target at GOGC=200), and none
+// beyond: a large live heap (the threshold pod GC's 300 MB) then costs
+// nothing over GOGC, whose collections are the expensive ones, while one
+// at the edge moves the limit a little rather than lifting it. No limit
+// with the collector off.
 func limitFor(live uint64, gcPercent int64, target uint64) int64 {
 	if gcPercent < 0 || target == 0 {
 		return noLimit
 	}
+	t := float64(target)
 	goal := float64(live) * (1 + float64(gcPercent)/100)
-	limit := max(float64(target), goal-float64(target)/2)
-	if limit >= noLimit {
+	over := goal - 1.5*t // how far the goal is past the target's reach
+	switch {
+	case over <= 0:
+		return int64(target)
+	case over >= 0.75*t:
 		return noLimit
 	}
-	return int64(limit)
+	allowance := t / 2 * (1 - over/(0.75*t))
+	return int64(goal - allowance)
 }
 
 // readRuntime reads the live heap as of the last collection (0 before the

@@ -22,13 +22,13 @@ func TestLimitFor(t *testing.T) {
 		{"no collection yet", 0, 200, target},
 		{"small heap", 60 * mib, 200, target},
 		{"half the target", 100 * mib, 200, target},
-		{"a little over half", 110 * mib, 200, 230 * mib},
-		{"the target", 200 * mib, 200, 500 * mib},
-		{"a large heap: GOGC's goal less half the target", 1000 * mib, 200, 2900 * mib},
+		{"a little over half: goal less most of the allowance", 110 * mib, 200, 330*mib - 80*mib},
+		{"five eighths: goal less half the allowance", 125 * mib, 200, 375*mib - 50*mib},
+		{"three quarters: no limit", 150 * mib, 200, math.MaxInt64},
+		{"a large heap: no limit", 1000 * mib, 200, math.MaxInt64},
 		{"GOGC=100 keeps the target up to three quarters", 150 * mib, 100, target},
-		{"GOGC=100 over three quarters", 200 * mib, 100, 300 * mib},
+		{"GOGC=100 between", 375 * mib / 2, 100, 375*mib - 50*mib},
 		{"GOGC=off", 10 * mib, -1, math.MaxInt64},
-		{"a heap past any limit", math.MaxUint64 / 2, 200, math.MaxInt64},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,10 +62,11 @@ func (f *fakeRuntime) governor(target uint64) *Governor {
 }
 
 func TestStepSetsTheLimitWhenItChanges(t *testing.T) {
+	const none = -1
 	tests := []struct {
 		name       string
 		live       []uint64 // MiB, one per step
-		wantLimits []int64  // MiB
+		wantLimits []int64  // MiB, or none
 	}{
 		{
 			name:       "stays small",
@@ -74,8 +75,8 @@ func TestStepSetsTheLimitWhenItChanges(t *testing.T) {
 		},
 		{
 			name:       "grows and shrinks",
-			live:       []uint64{10, 60, 110, 110, 60},
-			wantLimits: []int64{200, 230, 200},
+			live:       []uint64{10, 60, 125, 125, 60, 400, 60},
+			wantLimits: []int64{200, 325, 200, none, 200},
 		},
 	}
 	for _, tt := range tests {
@@ -91,6 +92,9 @@ func TestStepSetsTheLimitWhenItChanges(t *testing.T) {
 			want := make([]int64, len(tt.wantLimits))
 			for i, l := range tt.wantLimits {
 				want[i] = l * mib
+				if l == none {
+					want[i] = math.MaxInt64
+				}
 			}
 			if !slices.Equal(f.limits, want) {
 				t.Errorf("limits set = %v, want %v", f.limits, want)
