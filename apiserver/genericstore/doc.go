@@ -40,13 +40,17 @@ const entryCacheSize = 16384
 
 // versionCacheSize and versionCacheBytes bound each cache of decoded
 // versions (decCache, localCache): they only need to hold a version until
-// every watcher has taken it. 8 MiB of encoded versions is about the 4,096
-// entries' worth of small pods (2 KB or so in protobuf), and keeps large
-// objects (big annotations, env or status) from multiplying the memory: a
-// decoded object is a few times its encoded size.
+// every watcher has taken it, which in-process watchers do within
+// milliseconds. 2 MiB of encoded versions is about the 1,024 entries'
+// worth of small pods (2 KB or so in protobuf), and keeps large objects
+// (big annotations, env or status) from multiplying the memory: a decoded
+// object is a few times its encoded size. Every cached version also keeps
+// its decoded object alive after the informers moved on to a newer one,
+// so the caches were a fifth of the live heap of sim 100,000 x 1,000 at
+// 4,096 entries and 8 MiB each (docs/benchmarks.md, session 10).
 const (
-	versionCacheSize  = 4096
-	versionCacheBytes = 8 << 20
+	versionCacheSize  = 1024
+	versionCacheBytes = 2 << 20
 )
 
 // fieldCacheSize is how many versions keep their field set: one is only

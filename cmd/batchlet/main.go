@@ -2,10 +2,12 @@
 package main
 
 import (
+	"context"
 	"os"
 	"runtime/debug"
 
 	"github.com/batchlet/batchlet/cli"
+	"github.com/batchlet/batchlet/controlplane/memtarget"
 )
 
 // gcPercent is the GC target unless GOGC says otherwise: every pod's
@@ -18,6 +20,12 @@ const gcPercent = 200
 func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// While the live heap is small, keep the process under
+		// memtarget.DefaultTarget (docs/scaling.md); GOMEMLIMIT is the
+		// user's own limit instead.
+		go memtarget.New(memtarget.DefaultTarget).Run(context.Background(), memtarget.DefaultInterval)
 	}
 	os.Exit(cli.Main(os.Args[1:]))
 }
