@@ -85,6 +85,11 @@ func factoryPods(f informers.SharedInformerFactory) cache.SharedIndexInformer {
 	return f.Core().V1().Pods().Informer()
 }
 
+// bindingsPerWorker bounds the bindings in flight per worker. Each waits
+// for a durable commit: with 4 per worker (8 in all) the bindings of a sim
+// Job of 1,000 pods in flight became the queue once the node agent kept up.
+const bindingsPerWorker = 16
+
 // Run schedules pods until ctx ends. workers bounds concurrent bindings
 // (times four); scheduling decisions themselves are made one at a time.
 func (s *Scheduler) Run(ctx context.Context, workers int) error {
@@ -96,7 +101,7 @@ func (s *Scheduler) Run(ctx context.Context, workers int) error {
 	if !cache.WaitForCacheSync(ctx.Done(), s.synced...) {
 		return fmt.Errorf("scheduler: wait for caches: %w", ctx.Err())
 	}
-	s.writes = newWriters(max(workers, 1) * 4)
+	s.writes = newWriters(max(workers, 1) * bindingsPerWorker)
 	go s.flushPeriodically(ctx)
 	go func() { <-ctx.Done(); s.queue.close() }()
 	s.log.Info("scheduler started")
