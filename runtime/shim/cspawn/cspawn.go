@@ -77,19 +77,6 @@ func (s *Spawner) Close() {
 	}
 }
 
-// Attr is how a child starts, as syscall.ForkExec's ProcAttr and
-// SysProcAttr give it: Files become its descriptors 0..len(Files)-1;
-// it runs in a session of its own with Pdeathsig, in new namespaces
-// (Cloneflags) and, when CgroupFD >= 0, in that cgroup from the start.
-type Attr struct {
-	Env        []string
-	Dir        string
-	Files      []int
-	Cloneflags uintptr
-	CgroupFD   int
-	Pdeathsig  syscall.Signal
-}
-
 // Start starts path with argv as a child of this process and returns its
 // pid once it has exec'd, or the errno of the step that failed (the child
 // reaped), as syscall.ForkExec does. ok is false when this kernel lacks

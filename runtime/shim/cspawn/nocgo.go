@@ -16,16 +16,6 @@ func New() (*Spawner, error) { return nil, syscall.ENOSYS }
 // Close does nothing.
 func (s *Spawner) Close() {}
 
-// Attr is how a child starts.
-type Attr struct {
-	Env        []string
-	Dir        string
-	Files      []int
-	Cloneflags uintptr
-	CgroupFD   int
-	Pdeathsig  syscall.Signal
-}
-
 // Start never starts anything here.
 func (s *Spawner) Start(path string, argv []string, attr Attr) (pid int, ok bool, err error) {
 	return 0, false, nil
